@@ -1,0 +1,145 @@
+"""Who may do what: plain functions over a Principal, no IO.
+
+The rules (issue #2):
+- a superadmin may do everything;
+- a domain admin acts only inside their own domain: never on another
+  domain's things, never promoting anyone to superadmin, never moving a user
+  across domains, never changing a superadmin;
+- a user reads themself, their domain and their projects, and manages their
+  own keypairs.
+
+Visibility checks answer 404 (existence must not leak); permission checks on
+something the caller can see answer 403.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import Denied, Hidden
+from .models import Role
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller of one request, resolved by the service."""
+
+    name: str
+    role: Role
+    domain: str
+    projects: frozenset[tuple[str, str]] = field(default_factory=frozenset)
+    credential: str = "token"  # token | keypair | internal
+
+    @property
+    def is_superadmin(self) -> bool:
+        return self.role is Role.superadmin
+
+    def administers(self, domain: str) -> bool:
+        return self.is_superadmin or (
+            self.role is Role.domain_admin and self.domain == domain
+        )
+
+
+def _not_found(kind: str, name: str) -> Hidden:
+    return Hidden(f"{kind} {name!r} not found")
+
+
+# --- domains ---------------------------------------------------------------
+
+def can_see_domain(p: Principal, domain: str) -> bool:
+    return p.is_superadmin or p.domain == domain
+
+
+def require_see_domain(p: Principal, domain: str) -> None:
+    if not can_see_domain(p, domain):
+        raise _not_found("domain", domain)
+
+
+def require_manage_domains(p: Principal) -> None:
+    """Creating, changing and deleting domains is for superadmins."""
+    if not p.is_superadmin:
+        raise Denied("only a superadmin may create, change or delete domains")
+
+
+# --- projects --------------------------------------------------------------
+
+def can_see_project(p: Principal, domain: str, project: str) -> bool:
+    return p.administers(domain) or (domain, project) in p.projects
+
+
+def require_see_project(p: Principal, domain: str, project: str) -> None:
+    if not can_see_project(p, domain, project):
+        raise _not_found("project", f"{domain}/{project}")
+
+
+def require_administer(p: Principal, domain: str, what: str) -> None:
+    """Writes inside a domain: its domain admins and superadmins."""
+    if not p.administers(domain):
+        raise Denied(f"only an admin of domain {domain!r} may {what}")
+
+
+# --- users -----------------------------------------------------------------
+
+def can_see_user(p: Principal, name: str, domain: str) -> bool:
+    return p.name == name or p.administers(domain)
+
+
+def require_see_user(p: Principal, name: str, domain: str) -> None:
+    if not can_see_user(p, name, domain):
+        raise _not_found("user", name)
+
+
+def require_create_user(p: Principal, domain: str, role: Role) -> None:
+    require_administer(p, domain, "create users in it")
+    if role is Role.superadmin and not p.is_superadmin:
+        raise Denied("only a superadmin may make a superadmin")
+
+
+def require_change_user(
+    p: Principal, target_domain: str, target_role: Role, changes: dict
+) -> None:
+    """May ``p`` apply ``changes`` (domain, role, active) to this user?"""
+    require_administer(p, target_domain, "change its users")
+    if p.is_superadmin:
+        return
+    if target_role is Role.superadmin:
+        raise Denied("a domain admin may not change a superadmin")
+    if changes.get("role") is Role.superadmin:
+        raise Denied("only a superadmin may make a superadmin")
+    if "domain" in changes and changes["domain"] != target_domain:
+        raise Denied("only a superadmin may move a user to another domain")
+
+
+def require_delete_user(p: Principal, target_domain: str, target_role: Role) -> None:
+    require_change_user(p, target_domain, target_role, {})
+
+
+def user_listing_scope(p: Principal) -> str | None:
+    """Which domain's users ``p`` may list: None for all; Denied for users."""
+    if p.is_superadmin:
+        return None
+    if p.role is Role.domain_admin:
+        return p.domain
+    raise Denied("only admins may list users")
+
+
+# --- keypairs --------------------------------------------------------------
+
+def require_manage_keypairs_of(p: Principal, owner: str, owner_domain: str) -> None:
+    """Own keypairs, or any keypair in a domain one administers."""
+    require_see_user(p, owner, owner_domain)
+
+
+def require_set_resource_policy(p: Principal, owner_domain: str) -> None:
+    require_administer(p, owner_domain, "set a keypair's resource policy")
+
+
+# --- access log ------------------------------------------------------------
+
+def audit_scope(p: Principal) -> str | None:
+    """The domain whose access log ``p`` reads: None for all of it."""
+    if p.is_superadmin:
+        return None
+    if p.role is Role.domain_admin:
+        return p.domain
+    raise Denied("only admins may read the access log")

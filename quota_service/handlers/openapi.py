@@ -1,0 +1,147 @@
+"""The OpenAPI 3 document, built from the URL tables and the body models.
+
+Because the document is generated from the same route tables the app
+serves and from the handlers' declared ``bodies``, a route cannot be served
+without being documented; ``tests/test_openapi.py`` checks both directions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jupyterhub.services.auth import HubOAuthenticated
+from pydantic import TypeAdapter
+from tornado import web
+
+from . import internal, tenancy
+from .base import APIHandler
+
+VERBS = ("get", "post", "put", "patch", "delete")
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["status", "reason", "message"],
+    "properties": {
+        "status": {"type": "integer"},
+        "reason": {"type": "string"},
+        "message": {"type": "string"},
+        "detail": {},
+    },
+}
+
+SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": "204"}
+
+
+def implemented_verbs(handler: type) -> list[str]:
+    return [v for v in VERBS if getattr(handler, v) is not getattr(web.RequestHandler, v)]
+
+
+def openapi_path(route: str) -> tuple[str, list[str]]:
+    """``domains/([^/]+)/projects`` -> ``/domains/{domain}/projects``."""
+    names: list[str] = []
+    parts = route.split("/")
+    out = []
+    for i, part in enumerate(parts):
+        if part == "([^/]+)":
+            base = parts[i - 1].rstrip("s") if i else "name"
+            name = {"keypair": "access_key", "member": "user", "identity": "user"}.get(base, base)
+            names.append(name)
+            out.append("{" + name + "}")
+        else:
+            out.append(part)
+    return "/" + "/".join(out), names
+
+
+def document(prefix: str) -> dict:
+    paths: dict[str, dict] = {}
+    schemas: dict[str, dict] = {"Error": ERROR_SCHEMA}
+    for route, handler in all_routes():
+        path, params = openapi_path(route)
+        item = paths.setdefault(path, {})
+        internal_route = getattr(handler, "caller_kind", "user") == "internal"
+        for verb in implemented_verbs(handler):
+            doc = (getattr(handler, verb).__doc__ or "").strip().splitlines()
+            op = {
+                "operationId": f"{verb}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}",
+                "summary": doc[0] if doc else f"{verb} {handler.resource}",
+                "tags": ["internal" if internal_route else handler.resource],
+                "parameters": [
+                    {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                    for n in params
+                ],
+                "responses": {
+                    SUCCESS[verb]: {"description": "success"},
+                    "default": {
+                        "description": "error",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                    },
+                },
+                "security": [{"internal": []}] if internal_route
+                else [{"hubToken": []}, {"keypair": []}, {"oauthCookie": []}],
+            }
+            if verb == "put" and handler is tenancy.MemberHandler:
+                op["responses"]["201"] = {"description": "added"}
+            model = getattr(handler, "bodies", {}).get(verb)
+            if model is not None:
+                schema = TypeAdapter(model).json_schema(ref_template="#/components/schemas/{model}")
+                for name, sub in schema.pop("$defs", {}).items():
+                    schemas[name] = sub
+                schemas[model.__name__] = schema
+                op["requestBody"] = {
+                    "required": True,
+                    "content": {"application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+                }
+            item[verb] = op
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "hubgrid API",
+            "version": "1",
+            "description": "Tenancy, quotas and scheduling for JupyterHub. "
+            "Authenticate with a JupyterHub token ('Authorization: token ...'), "
+            "the hub's OAuth cookie, or a keypair ('Authorization: Keypair ACCESS:SECRET').",
+        },
+        "servers": [{"url": prefix.rstrip("/")}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {
+                "hubToken": {"type": "apiKey", "in": "header", "name": "Authorization"},
+                "keypair": {"type": "apiKey", "in": "header", "name": "Authorization"},
+                "oauthCookie": {"type": "apiKey", "in": "cookie", "name": "hubgrid-oauth"},
+                "internal": {"type": "apiKey", "in": "header", "name": "Authorization"},
+            },
+        },
+    }
+
+
+class OpenAPIHandler(APIHandler):
+    """The OpenAPI document (no authentication needed)."""
+
+    resource = "openapi"
+
+    async def prepare(self):
+        pass
+
+    def get(self):
+        self.finish_json(document(self.service.api_prefix))
+
+
+class HomeHandler(HubOAuthenticated, web.RequestHandler):
+    """Browser entry: log in through the hub (OAuth), then land on /me."""
+
+    def initialize(self, service):
+        self.service = service
+        self.hub_auth = service.hub_auth
+
+    @web.authenticated
+    def get(self):
+        self.redirect(self.service.api_prefix + "me")
+
+
+routes = [(r"openapi.json", OpenAPIHandler)]
+
+
+def all_routes():
+    return tenancy.routes + internal.routes + routes

@@ -1,0 +1,203 @@
+"""Mirror the tenancy into JupyterHub: users and groups, through the hub API.
+
+The service database is the truth; the hub mirrors it. Each domain is a hub
+group named after the domain (all its users), each project a group
+``<domain>.<project>`` (its members). Groups hubgrid owns are marked with the
+group property ``hubgrid``; groups without it are never touched.
+
+``plan`` is a pure function from the desired and the actual state to a list
+of actions; ``HubMirror`` reads the hub once, plans, applies, and runs again
+on request (after every tenancy write) and periodically, so hand edits in the
+hub's admin panel are undone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+from .models import Domain, Project, User
+from .tenancy import hub_group_name
+
+MARK = "hubgrid"
+
+
+@dataclass(frozen=True)
+class HubState:
+    users: frozenset[str]
+    # group name -> (marker kind or None if unmanaged, members)
+    groups: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Action:
+    verb: str  # create-user | create-group | mark-group | add | remove | delete-group
+    target: str
+    users: tuple[str, ...] = ()
+    kind: str = ""
+
+
+def desired_state(s: Session) -> HubState:
+    users = frozenset(s.scalars(select(User.name)))
+    groups: dict[str, tuple[str | None, frozenset[str]]] = {}
+    for d in s.scalars(select(Domain)):
+        groups[d.name] = ("domain", frozenset(u.name for u in d.users))
+    for p in s.scalars(select(Project)):
+        groups[hub_group_name(p.domain.name, p.name)] = (
+            "project",
+            frozenset(m.user.name for m in p.memberships),
+        )
+    return HubState(users=users, groups=groups)
+
+
+def plan(desired: HubState, actual: HubState) -> list[Action]:
+    """Actions that make the hub's users and managed groups match ``desired``."""
+    actions: list[Action] = []
+    for name in sorted(desired.users - actual.users):
+        actions.append(Action("create-user", name))
+    for name, (kind, members) in sorted(desired.groups.items()):
+        if name not in actual.groups:
+            actions.append(Action("create-group", name, tuple(sorted(members)), kind))
+            continue
+        current_kind, current = actual.groups[name]
+        if current_kind != kind:
+            actions.append(Action("mark-group", name, kind=kind))
+        if members - current:
+            actions.append(Action("add", name, tuple(sorted(members - current))))
+        if current - members:
+            actions.append(Action("remove", name, tuple(sorted(current - members))))
+    for name, (kind, _members) in sorted(actual.groups.items()):
+        if kind is not None and name not in desired.groups:
+            actions.append(Action("delete-group", name))
+    return actions
+
+
+class HubAPI:
+    """The few hub REST calls the mirror needs (token of the hubgrid service)."""
+
+    def __init__(self, api_url: str, token: str):
+        self.api_url = api_url.rstrip("/")
+        self.token = token
+        self.client = AsyncHTTPClient()
+
+    async def call(self, method: str, path: str, body=None):
+        req = HTTPRequest(
+            f"{self.api_url}/{path}",
+            method=method,
+            headers={
+                "Authorization": f"token {self.token}",
+                "Accept": "application/jupyterhub-pagination+json",
+            },
+            body=None if body is None else json.dumps(body),
+            allow_nonstandard_methods=True,
+            request_timeout=30,
+        )
+        resp = await self.client.fetch(req)
+        return json.loads(resp.body) if resp.body else None
+
+    async def _paged(self, path: str) -> list[dict]:
+        items: list[dict] = []
+        offset = 0
+        while True:
+            page = await self.call("GET", f"{path}?offset={offset}&limit=200")
+            if isinstance(page, list):  # hub without pagination support
+                return page
+            items.extend(page["items"])
+            nxt = (page.get("_pagination") or {}).get("next")
+            if not nxt:
+                return items
+            offset = nxt["offset"]
+
+    async def state(self) -> HubState:
+        users = frozenset(u["name"] for u in await self._paged("users"))
+        groups = {
+            g["name"]: ((g.get("properties") or {}).get(MARK), frozenset(g.get("users", [])))
+            for g in await self._paged("groups")
+        }
+        return HubState(users=users, groups=groups)
+
+    async def apply(self, action: Action) -> None:
+        g = quote(action.target, safe="")
+        if action.verb == "create-user":
+            try:
+                await self.call("POST", f"users/{g}", {})
+            except HTTPClientError as e:
+                if e.code != 409:  # created meanwhile by a login: fine
+                    raise
+        elif action.verb == "create-group":
+            await self.call("POST", f"groups/{g}", {"users": list(action.users)})
+            await self.call("PUT", f"groups/{g}/properties", {MARK: action.kind})
+        elif action.verb == "mark-group":
+            await self.call("PUT", f"groups/{g}/properties", {MARK: action.kind})
+        elif action.verb == "add":
+            await self.call("POST", f"groups/{g}/users", {"users": list(action.users)})
+        elif action.verb == "remove":
+            await self.call("DELETE", f"groups/{g}/users", {"users": list(action.users)})
+        elif action.verb == "delete-group":
+            await self.call("DELETE", f"groups/{g}")
+        else:  # pragma: no cover - plan() makes only the verbs above
+            raise ValueError(action.verb)
+
+
+class HubMirror:
+    """Runs ``plan`` against the live hub when asked and every ``interval`` s."""
+
+    def __init__(self, session_factory, hub: HubAPI | None, interval: float, log=None):
+        self.session_factory = session_factory
+        self.hub = hub
+        self.interval = interval
+        self.log = log or logging.getLogger(__name__)
+        self._wake = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        if self.hub is not None and self._task is None:
+            self._task = asyncio.ensure_future(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    def request_sync(self) -> None:
+        self._wake.set()
+
+    async def sync_now(self) -> dict:
+        if self.hub is None:
+            return {"actions": [], "hub": "not configured"}
+        async with self._lock:
+            with self.session_factory() as s:
+                desired = desired_state(s)
+            actual = await self.hub.state()
+            actions = plan(desired, actual)
+            for action in actions:
+                self.log.info("hub mirror: %s %s %s", action.verb, action.target,
+                              ",".join(action.users))
+                await self.hub.apply(action)
+            return {"actions": [a.__dict__ | {"users": list(a.users)} for a in actions]}
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=self.interval)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.sync_now()
+            except Exception as e:  # the hub may be restarting: try again later
+                self.log.warning("hub mirror failed, will retry: %s", e)
+                await asyncio.sleep(2)
+                self._wake.set()

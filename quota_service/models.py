@@ -1,0 +1,164 @@
+"""The service database: the single owner of tenancy facts.
+
+Every table is created by an Alembic migration (quota_service/migrations);
+``tests/test_migrations.py`` checks that this module and the migrated schema
+agree. Resource amounts are stored as maps of slot name to a decimal string,
+so no float ever touches them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Enum,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Role(str, enum.Enum):
+    user = "user"
+    domain_admin = "domain-admin"
+    superadmin = "superadmin"
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {
+        dt.datetime: DateTime(timezone=True),
+    }
+
+
+class Domain(Base):
+    __tablename__ = "domains"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    total_resource_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
+    allowed_images: Mapped[list] = mapped_column(JSON, default=list)
+    allow_first_login: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    projects: Mapped[list[Project]] = relationship(
+        back_populates="domain", cascade="all, delete-orphan", passive_deletes=True
+    )
+    users: Mapped[list[User]] = relationship(back_populates="domain")
+
+
+class Project(Base):
+    __tablename__ = "projects"
+    __table_args__ = (UniqueConstraint("domain_id", "name", name="uq_projects_domain_name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    domain_id: Mapped[int] = mapped_column(
+        ForeignKey("domains.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(64))
+    description: Mapped[str] = mapped_column(Text, default="")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    total_resource_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    domain: Mapped[Domain] = relationship(back_populates="projects")
+    memberships: Mapped[list[Membership]] = relationship(
+        back_populates="project", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    domain_id: Mapped[int] = mapped_column(
+        ForeignKey("domains.id", ondelete="RESTRICT"), index=True
+    )
+    role: Mapped[Role] = mapped_column(
+        Enum(Role, name="user_role", values_callable=lambda e: [m.value for m in e],
+             validate_strings=True),
+        default=Role.user,
+    )
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    domain: Mapped[Domain] = relationship(back_populates="users")
+    memberships: Mapped[list[Membership]] = relationship(
+        back_populates="user", cascade="all, delete-orphan", passive_deletes=True
+    )
+    keypairs: Mapped[list[Keypair]] = relationship(
+        back_populates="user", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship(back_populates="memberships")
+    project: Mapped[Project] = relationship(back_populates="memberships")
+
+
+class Keypair(Base):
+    __tablename__ = "keypairs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    access_key: Mapped[str] = mapped_column(String(32), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(128))
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    resource_policy: Mapped[str] = mapped_column(String(64), default="default")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    expires_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship(back_populates="keypairs")
+
+
+class AuditEntry(Base):
+    """One access-log record: a login, an API write or a denial."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        Index("ix_audit_log_time", "timestamp"),
+        Index("ix_audit_log_domain_time", "domain", "timestamp"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    timestamp: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    actor: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    # the actor's domain and the target's domain, so a domain admin's view
+    # can be filtered without joins
+    actor_domain: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    domain: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    credential: Mapped[str] = mapped_column(String(16), default="none")
+    source: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str] = mapped_column(String(512), default="")
+    outcome: Mapped[str] = mapped_column(String(16))
+    status: Mapped[int] = mapped_column(Integer)
+    detail: Mapped[str] = mapped_column(Text, default="")

@@ -1,0 +1,76 @@
+"""Validation of names and resource slot maps: plain functions, no IO."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+# domain and project names: lowercase, digits, '-' and '_', at most 64,
+# starting with a letter or digit. No '.', so '<domain>.<project>' (the hub
+# group name of a project) is never ambiguous.
+ENTITY_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+# hub user names as JupyterHub normalises them (e-mail style names allowed)
+USER_NAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,254}")
+SLOT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31})?")
+RESOURCE_POLICY_NAME = ENTITY_NAME
+
+
+def _describe(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
+def check_entity_name(value: str, what: str = "name") -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string")
+    if not ENTITY_NAME.fullmatch(value):
+        raise ValueError(
+            f"{what} {_describe(value)} is not valid: use 1 to 64 lowercase letters, "
+            "digits, '-' or '_', starting with a letter or digit"
+        )
+    return value
+
+
+def check_user_name(value: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError("user name must be a string")
+    if not USER_NAME.fullmatch(value) or ".." in value:
+        raise ValueError(
+            f"user name {_describe(value)} is not valid: use 1 to 255 lowercase letters, "
+            "digits or '.', '_', '@', '+', '-' (no '..'), starting with a letter or digit"
+        )
+    return value
+
+
+def parse_amount(slot: str, value) -> Decimal:
+    """An exact, finite, non-negative amount; floats and booleans are refused."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError(
+            f"slot {slot!r}: amount {value!r} must be an integer or a decimal string"
+        )
+    try:
+        amount = Decimal(value) if isinstance(value, (int, str, Decimal)) else None
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        raise ValueError(f"slot {slot!r}: amount {value!r} is not a number")
+    if amount < 0:
+        raise ValueError(f"slot {slot!r}: amount {value} is negative")
+    return amount
+
+
+def format_amount(amount: Decimal) -> str:
+    """Canonical text of an amount: no exponent, no trailing zeros."""
+    text = format(amount.normalize(), "f")
+    return text
+
+
+def check_slots(value) -> dict[str, str]:
+    """A slot map ``{name: amount}`` in canonical form (amounts as strings)."""
+    if not isinstance(value, dict):
+        raise ValueError("resource slots must be an object of slot name to amount")
+    out: dict[str, str] = {}
+    for slot, amount in value.items():
+        if not isinstance(slot, str) or not SLOT_NAME.fullmatch(slot):
+            raise ValueError(f"slot name {slot!r} is not valid")
+        out[slot] = format_amount(parse_amount(slot, amount))
+    return dict(sorted(out.items()))
