@@ -6,9 +6,9 @@ import re
 from decimal import Decimal, InvalidOperation
 
 # domain and project names: lowercase, digits, '-' and '_', at most 64,
-# starting with a letter or digit. No '.', so '<domain>.<project>' (the hub
+# starting and ending with a letter or digit. No '.', so '<domain>.<project>' (the hub
 # group name of a project) is never ambiguous.
-ENTITY_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+ENTITY_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
 # hub user names as JupyterHub normalises them (e-mail style names allowed)
 USER_NAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,254}")
 SLOT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31})?")
@@ -25,7 +25,7 @@ def check_entity_name(value: str, what: str = "name") -> str:
     if not ENTITY_NAME.fullmatch(value):
         raise ValueError(
             f"{what} {_describe(value)} is not valid: use 1 to 64 lowercase letters, "
-            "digits, '-' or '_', starting with a letter or digit"
+            "digits, '-' or '_', starting and ending with a letter or digit"
         )
     return value
 

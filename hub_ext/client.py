@@ -1,0 +1,67 @@
+"""The hub's client of the hubgrid service (internal endpoints)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+
+class ServiceUnavailable(Exception):
+    """The hubgrid service could not be reached or failed."""
+
+
+class Refused(Exception):
+    """The service refused a user (unknown, inactive, inactive domain)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+class HubgridClient:
+    def __init__(self, api_url: str, internal_token: str, timeout: float = 20):
+        self.api_url = api_url.rstrip("/") + "/"
+        self.token = internal_token
+        self.timeout = timeout
+
+    async def _call(self, method: str, path: str, body=None):
+        req = HTTPRequest(
+            self.api_url + path,
+            method=method,
+            headers={
+                "Authorization": f"hubgrid-internal {self.token}",
+                "Content-Type": "application/json",
+            },
+            body=None if body is None else json.dumps(body),
+            request_timeout=self.timeout,
+        )
+        try:
+            resp = await AsyncHTTPClient().fetch(req)
+        except HTTPClientError as e:
+            if e.code in (401, 403, 404, 422) and e.response is not None:
+                try:
+                    message = json.loads(e.response.body)["message"]
+                except (ValueError, KeyError):
+                    message = str(e)
+                raise Refused(message, e.code) from None
+            raise ServiceUnavailable(f"hubgrid service: {e}") from None
+        except OSError as e:
+            raise ServiceUnavailable(f"hubgrid service unreachable: {e}") from None
+        return json.loads(resp.body) if resp.body else None
+
+    async def login(self, username: str, success: bool, source: str | None, reason: str = ""):
+        """Record a login; on success the user's identity (Refused if not allowed)."""
+        return await self._call(
+            "POST",
+            "internal/login",
+            {"username": username[:255], "success": success, "source": source, "reason": reason},
+        )
+
+    async def identity(self, username: str) -> dict:
+        return await self._call("GET", "internal/identity/" + quote(username, safe=""))
+
+    async def sync(self) -> dict:
+        return await self._call("POST", "internal/sync", {})

@@ -1,0 +1,92 @@
+"""Config helper: wire hubgrid into a JupyterHub configuration.
+
+In ``jupyterhub_config.py``::
+
+    from hub_ext.config import configure
+    configure(c, state_dir="/srv/jupyterhub")
+
+It registers the hubgrid service (started and stopped by the hub), gives it
+the hub role it needs to mirror users and groups, installs the
+HubgridAuthenticator, and shares a generated internal secret between the two.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+SERVICE_NAME = "hubgrid"
+
+# what the service may do in the hub: create users, mirror groups
+SERVICE_SCOPES = [
+    "admin:users",
+    "list:users",
+    "read:users",
+    "admin:groups",
+    "groups",
+    "list:groups",
+    "read:groups",
+]
+
+
+def read_or_create_secret(path: Path, nbytes: int = 32) -> str:
+    """A secret kept in ``path`` (mode 0600), created on first use."""
+    path = Path(path)
+    if path.exists():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(nbytes)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(value + "\n")
+    return value
+
+
+def configure(
+    c,
+    *,
+    state_dir: str | os.PathLike,
+    service_port: int = 10101,
+    db_url: str | None = None,
+    bootstrap_superadmin: str = "",
+    default_domain: str = "default",
+    environment: dict[str, str] | None = None,
+) -> None:
+    """Add the hubgrid service and authenticator to config ``c``."""
+    state = Path(state_dir).resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    token = read_or_create_secret(state / "hubgrid-internal-token")
+    db_url = db_url or f"sqlite:///{state / 'hubgrid.sqlite'}"
+    service_url = f"http://127.0.0.1:{service_port}"
+    env = {
+        "HUBGRID_INTERNAL_TOKEN": token,
+        "HUBGRID_DB_URL": db_url,
+        "HUBGRID_BOOTSTRAP_SUPERADMIN": bootstrap_superadmin,
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(environment or {})
+    c.JupyterHub.services.append(
+        {
+            "name": SERVICE_NAME,
+            "url": service_url,
+            "command": [sys.executable, "-m", "quota_service",
+                        f"--HubgridService.default_domain={default_domain}"],
+            "environment": env,
+            "cwd": str(state),
+            "oauth_no_confirm": True,
+            "display": True,
+        }
+    )
+    c.JupyterHub.load_roles.append(
+        {
+            "name": "hubgrid-service",
+            "description": "hubgrid mirrors its users and projects into the hub",
+            "scopes": SERVICE_SCOPES,
+            "services": [SERVICE_NAME],
+        }
+    )
+    c.JupyterHub.authenticator_class = "hubgrid"
+    c.HubgridAuthenticator.service_api_url = f"{service_url}/services/{SERVICE_NAME}/api/v1/"
+    c.HubgridAuthenticator.internal_token = token

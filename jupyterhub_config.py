@@ -1,0 +1,58 @@
+"""JupyterHub configuration for hubgrid on its embedded defaults.
+
+Everything can be moved with environment variables (all optional):
+
+- HUBGRID_STATE_DIR: where the hub and service keep their state (./state)
+- HUBGRID_BIND_URL: public URL of the hub (http://127.0.0.1:8000)
+- HUBGRID_HUB_PORT, HUBGRID_PROXY_API_PORT, HUBGRID_SERVICE_PORT: internal
+  ports on 127.0.0.1 (8081, 8001, 10101)
+- HUBGRID_DB_URL: the service database (SQLite in the state dir; e.g.
+  postgresql+psycopg2://hubgrid:SECRET@127.0.0.1/hubgrid)
+- HUBGRID_ADMIN_USER: the first superadmin (admin)
+
+Passwords (demo authenticator: JupyterHub's shared-password) are generated
+into the state dir by scripts/run.sh.
+"""
+
+import os
+from pathlib import Path
+
+from hub_ext.config import configure, read_or_create_secret
+
+c = get_config()  # noqa: F821
+
+state = Path(os.environ.get("HUBGRID_STATE_DIR", "state")).resolve()
+state.mkdir(parents=True, exist_ok=True)
+admin = os.environ.get("HUBGRID_ADMIN_USER", "admin")
+
+c.JupyterHub.bind_url = os.environ.get("HUBGRID_BIND_URL", "http://127.0.0.1:8000")
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("HUBGRID_HUB_PORT", "8081"))
+c.ConfigurableHTTPProxy.api_url = (
+    f"http://127.0.0.1:{os.environ.get('HUBGRID_PROXY_API_PORT', '8001')}"
+)
+c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+
+configure(
+    c,
+    state_dir=state,
+    service_port=int(os.environ.get("HUBGRID_SERVICE_PORT", "10101")),
+    db_url=os.environ.get("HUBGRID_DB_URL") or None,
+    bootstrap_superadmin=admin,
+)
+
+# demo authenticator: one generated password for the superadmin, one shared by
+# every other user (who join the default domain at first login)
+c.HubgridAuthenticator.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.admin_users = {admin}
+c.SharedPasswordAuthenticator.admin_password = read_or_create_secret(state / "admin-password", 24)
+c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "user-password", 12)
+
+# the embedded demo runs servers as local processes: NOT isolated from each
+# other (the Docker and Slurm spawners are the isolated ones)
+c.JupyterHub.spawner_class = "simple"
+c.Spawner.default_url = "/lab"
+if os.geteuid() == 0:
+    c.Spawner.args = ["--allow-root"]
