@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Start hubgrid on its embedded defaults: JupyterHub at http://127.0.0.1:8000
+# with the real configurable-http-proxy, the hubgrid service on SQLite, a
+# default domain and project, and a first superadmin.
+#
+#   bash scripts/run.sh          (normally through `make run`)
+#
+# State (databases, secrets, passwords) lives in $HUBGRID_STATE_DIR (./state).
+# The generated passwords are printed on the first start only; they stay in
+# the state dir, readable by root alone.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+export HUBGRID_STATE_DIR="${HUBGRID_STATE_DIR:-$REPO_ROOT/state}"
+export HUBGRID_ADMIN_USER="${HUBGRID_ADMIN_USER:-admin}"
+export PATH="$REPO_ROOT/node_modules/.bin:$PATH"
+umask 077
+mkdir -p "$HUBGRID_STATE_DIR"
+
+first_start=0
+if [[ ! -s "$HUBGRID_STATE_DIR/admin-password" ]]; then
+    first_start=1
+    # jupyterhub_config.py would create them too; made here to print them once
+    .venv/bin/python - <<'PY'
+import os
+from pathlib import Path
+from hub_ext.config import read_or_create_secret
+state = Path(os.environ["HUBGRID_STATE_DIR"])
+read_or_create_secret(state / "admin-password", 24)
+read_or_create_secret(state / "user-password", 12)
+PY
+fi
+
+url="${HUBGRID_BIND_URL:-http://127.0.0.1:8000}"
+if [[ "$first_start" == 1 ]]; then
+    cat <<MSG
+================================================================
+ hubgrid is starting at $url
+
+ superadmin:  $HUBGRID_ADMIN_USER
+ password:    $(cat "$HUBGRID_STATE_DIR/admin-password")
+
+ any other user name logs in with the shared user password
+              $(cat "$HUBGRID_STATE_DIR/user-password")
+ and joins the 'default' domain at first login.
+
+ These passwords are shown once. (They are kept, root-only, in
+ $HUBGRID_STATE_DIR/.)
+================================================================
+MSG
+else
+    echo "hubgrid is starting at $url (passwords were printed at the first start; see $HUBGRID_STATE_DIR/)"
+fi
+
+exec .venv/bin/jupyterhub -f "$REPO_ROOT/jupyterhub_config.py"
