@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+USER_ROLE = {
+    "name": "hubgrid-user",
+    "description": "hubgrid: call the hubgrid API with one's own tokens",
+    "scopes": ["access:services!service=hubgrid"],
+}
+
+
 def domain_admin_role_name(domain: str) -> str:
     return f"hubgrid-domain-admin-{domain}"
 
@@ -31,7 +38,7 @@ def hub_roles(identity: dict) -> list[dict]:
     With ``Authenticator.manage_roles`` the hub strips every role not listed,
     so the default ``user`` role (and ``admin`` for superadmins) is listed too.
     """
-    roles: list[dict] = [{"name": "user"}]
+    roles: list[dict] = [{"name": "user"}, dict(USER_ROLE)]
     if identity["admin"]:
         roles.append({"name": "admin"})
     if identity["role"] == "domain-admin":

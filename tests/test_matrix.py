@@ -1,0 +1,180 @@
+"""Every endpoint x every kind of caller, through the real hub and proxy.
+
+Callers: anonymous; alice (user of acme, member of acme/ml); gina (user of
+globex); ada (domain admin of acme); gus (domain admin of globex); admin
+(superadmin); and a keypair of each of those. Targets live in acme. A
+keypair acts exactly as its owner, so each expectation is checked for both
+credentials.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pytest
+
+from hub_fixtures import hub, world  # noqa: F401
+
+USERS = ("alice", "gina", "ada", "gus", "admin")
+CALLERS = ("anonymous",) + USERS + tuple(f"keypair:{u}" for u in USERS)
+
+
+def uniq(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# -- setups: make a fresh target per call (as admin), return path parts -----
+
+def tmp_domain(w):
+    name = uniq("dom")
+    assert w.hub.call("POST", "domains", "admin", json={"name": name}).status_code == 201
+    return {"domain": name}
+
+
+def tmp_project(w):
+    name = uniq("prj")
+    r = w.hub.call("POST", "domains/acme/projects", "admin", json={"name": name})
+    assert r.status_code == 201
+    return {"project": name}
+
+
+def tmp_user(w):
+    name = uniq("usr")
+    r = w.hub.call("POST", "users", "admin", json={"name": name, "domain": "acme"})
+    assert r.status_code == 201
+    return {"user": name}
+
+
+def tmp_member(w):
+    parts = tmp_user(w)
+    r = w.hub.call("PUT", f"domains/acme/projects/ml/members/{parts['user']}", "admin")
+    assert r.status_code == 201
+    return parts
+
+
+def tmp_alice_key(w):
+    r = w.hub.call("POST", "keypairs", "admin", json={"user": "alice"})
+    assert r.status_code == 201
+    return {"key": r.json()["access_key"]}
+
+
+def alice_key(w):
+    return {"key": w.keypairs["alice"].split()[1].split(":")[0]}
+
+
+def nothing(w):
+    return {}
+
+
+A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
+
+
+def expect(default: int, **by_user: int) -> dict[str, int]:
+    return {u: by_user.get(u, default) for u in USERS}
+
+
+# (id, method, path template, body, setup, expected status per user)
+CASES = [
+    ("me", "GET", "me", None, nothing, expect(200)),
+    ("list-domains", "GET", "domains", None, nothing, expect(200)),
+    ("create-domain", "POST", "domains", lambda: {"name": uniq("d")}, nothing,
+     expect(403, admin=201)),
+    ("get-domain", "GET", "domains/acme", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-domain", "PATCH", "domains/acme", {"description": "ACME"}, nothing,
+     expect(404, alice=403, ada=403, admin=200)),
+    ("delete-domain", "DELETE", "domains/{domain}", None, tmp_domain,
+     expect(404, admin=204)),
+    ("list-projects", "GET", "projects", None, nothing, expect(200)),
+    ("list-domain-projects", "GET", "domains/acme/projects", None, nothing, expect(200)),
+    ("create-project", "POST", "domains/acme/projects", lambda: {"name": uniq("p")}, nothing,
+     expect(404, alice=403, ada=201, admin=201)),
+    ("get-project", "GET", "domains/acme/projects/ml", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-project", "PATCH", "domains/acme/projects/ml", {"description": "ML"}, nothing,
+     expect(404, alice=403, ada=200, admin=200)),
+    ("delete-project", "DELETE", "domains/acme/projects/{project}", None, tmp_project,
+     expect(404, ada=204, admin=204)),
+    ("list-members", "GET", "domains/acme/projects/ml/members", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("add-member", "PUT", "domains/acme/projects/ml/members/{user}", None, tmp_user,
+     expect(404, alice=403, ada=201, admin=201)),
+    ("remove-member", "DELETE", "domains/acme/projects/ml/members/{user}", None, tmp_member,
+     expect(404, alice=403, ada=204, admin=204)),
+    ("list-users", "GET", "users", None, nothing, expect(403, ada=200, gus=200, admin=200)),
+    ("create-user", "POST", "users", lambda: {"name": uniq("u"), "domain": "acme"}, nothing,
+     expect(404, alice=403, ada=201, admin=201)),
+    ("get-user", "GET", "users/alice", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-user", "PATCH", "users/{user}", {"active": False}, tmp_user,
+     expect(404, ada=200, admin=200)),
+    ("delete-user", "DELETE", "users/{user}", None, tmp_user,
+     expect(404, ada=204, admin=204)),
+    ("list-keypairs", "GET", "keypairs", None, nothing, expect(200)),
+    ("create-keypair", "POST", "keypairs", {}, nothing, expect(201)),
+    ("get-keypair", "GET", "keypairs/{key}", None, alice_key,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-keypair", "PATCH", "keypairs/{key}", {"active": True}, tmp_alice_key,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("delete-keypair", "DELETE", "keypairs/{key}", None, tmp_alice_key,
+     expect(404, alice=204, ada=204, admin=204)),
+    ("read-audit", "GET", "audit", None, nothing, expect(403, ada=200, gus=200, admin=200)),
+    ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
+    ("internal-login", "POST", "internal/login",
+     {"username": "alice", "success": True}, nothing, expect(401)),
+    ("internal-identity", "GET", "internal/identity/alice", None, nothing, expect(401)),
+    ("internal-sync", "POST", "internal/sync", {}, nothing, expect(401)),
+]
+
+PUBLIC = {"openapi"}
+
+
+def _auth(world, caller):
+    if caller == "anonymous":
+        return None
+    if caller.startswith("keypair:"):
+        return world.keypairs[caller.split(":", 1)[1]]
+    return caller
+
+
+@pytest.mark.parametrize(
+    "case,caller",
+    list(itertools.product(CASES, CALLERS)),
+    ids=[f"{c[0]}-{who}" for c, who in itertools.product(CASES, CALLERS)],
+)
+def test_endpoint_answers_each_caller_as_the_rules_say(world, case, caller):  # noqa: F811
+    _id, method, template, body, setup, expected = case
+    path = template.format(**setup(world))
+    if callable(body):
+        body = body()
+    owner = caller.split(":", 1)[-1]
+    want = expected[owner] if caller != "anonymous" else (200 if _id in PUBLIC else 401)
+    r = world.hub.call(method, path, _auth(world, caller), json=body)
+    assert r.status_code == want, f"{method} {path} as {caller}: {r.status_code} {r.text[:300]}"
+    if r.status_code >= 400:
+        err = r.json()
+        assert err["status"] == want and err["message"], err
+
+
+def test_listings_show_only_what_the_caller_may_see(world):  # noqa: F811
+    hub = world.hub
+    assert [d["name"] for d in hub.call("GET", "domains", "gina").json()] == ["globex"]
+    assert {d["name"] for d in hub.call("GET", "domains", "admin").json()} >= {"acme", "globex", "default"}
+    assert [p["name"] for p in hub.call("GET", "projects", "alice").json()] == ["ml"]
+    assert hub.call("GET", "domains/acme/projects", "gina").json() == []
+    ada_users = {u["domain"] for u in hub.call("GET", "users", "ada").json()}
+    assert ada_users == {"acme"}
+    assert hub.call("GET", "users?domain=globex", "ada").status_code == 404
+    gus_log = hub.call("GET", "audit?limit=500", "gus").json()["entries"]
+    assert gus_log and all("globex" in (e["domain"], e["actor_domain"]) for e in gus_log)
+
+
+def test_denials_are_in_the_access_log(world):  # noqa: F811
+    hub = world.hub
+    assert hub.call("GET", "domains/acme", "gina").status_code == 404
+    assert hub.call("POST", "domains", "ada", json={"name": uniq("x")}).status_code == 403
+    log = hub.call("GET", "audit?user=gina&outcome=denied", "admin").json()["entries"]
+    assert any(e["target"] == "acme" and e["status"] == 404 for e in log)
+    log = hub.call("GET", "audit?user=ada&action=domain.create", "admin").json()["entries"]
+    assert log and log[0]["outcome"] == "denied" and log[0]["source"] == "127.0.0.1"
