@@ -19,9 +19,14 @@ from pathlib import Path
 
 SERVICE_NAME = "hubgrid"
 
-# what the service may do in the hub: create users, mirror groups
+# what the service may do in the hub: create users, mirror groups, and end
+# the tokens and servers of deactivated users
 SERVICE_SCOPES = [
     "admin:users",
+    "read:tokens",
+    "tokens",
+    "read:servers",
+    "servers",
     "list:users",
     "read:users",
     "admin:groups",

@@ -34,18 +34,22 @@ class HubState:
     users: frozenset[str]
     # group name -> (marker kind or None if unmanaged, members)
     groups: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
+    # users who may not use the hub now (inactive, or of an inactive domain)
+    inactive: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Action:
-    verb: str  # create-user | create-group | mark-group | add | remove | delete-group
+    verb: str  # create-user | create-group | mark-group | add | remove | delete-group | revoke
     target: str
     users: tuple[str, ...] = ()
     kind: str = ""
 
 
 def desired_state(s: Session) -> HubState:
-    users = frozenset(s.scalars(select(User.name)))
+    all_users = list(s.scalars(select(User)))
+    users = frozenset(u.name for u in all_users)
+    inactive = frozenset(u.name for u in all_users if not (u.active and u.domain.active))
     groups: dict[str, tuple[str | None, frozenset[str]]] = {}
     for d in s.scalars(select(Domain)):
         groups[d.name] = ("domain", frozenset(u.name for u in d.users))
@@ -54,7 +58,7 @@ def desired_state(s: Session) -> HubState:
             "project",
             frozenset(m.user.name for m in p.memberships),
         )
-    return HubState(users=users, groups=groups)
+    return HubState(users=users, groups=groups, inactive=inactive)
 
 
 def plan(desired: HubState, actual: HubState) -> list[Action]:
@@ -62,6 +66,8 @@ def plan(desired: HubState, actual: HubState) -> list[Action]:
     actions: list[Action] = []
     for name in sorted(desired.users - actual.users):
         actions.append(Action("create-user", name))
+    for name in sorted(desired.inactive & actual.users):
+        actions.append(Action("revoke", name))
     for name, (kind, members) in sorted(desired.groups.items()):
         if name not in actual.groups:
             actions.append(Action("create-group", name, tuple(sorted(members)), kind))
@@ -123,6 +129,20 @@ class HubAPI:
         }
         return HubState(users=users, groups=groups)
 
+    async def revoke(self, user: str) -> None:
+        """End an inactive user's hub access: their tokens and servers."""
+        tokens = await self.call("GET", f"users/{user}/tokens")
+        for t in (tokens or {}).get("api_tokens", []):
+            await self.call("DELETE", f"users/{user}/tokens/{t['id']}")
+        model = await self.call("GET", f"users/{user}")
+        for server_name in (model.get("servers") or {}):
+            path = f"users/{user}/servers/{quote(server_name, safe='')}" if server_name else f"users/{user}/server"
+            try:
+                await self.call("DELETE", path)
+            except HTTPClientError as e:
+                if e.code not in (202, 204, 400, 404):
+                    raise
+
     async def apply(self, action: Action) -> None:
         g = quote(action.target, safe="")
         if action.verb == "create-user":
@@ -142,6 +162,8 @@ class HubAPI:
             await self.call("DELETE", f"groups/{g}/users", {"users": list(action.users)})
         elif action.verb == "delete-group":
             await self.call("DELETE", f"groups/{g}")
+        elif action.verb == "revoke":
+            await self.revoke(g)
         else:  # pragma: no cover - plan() makes only the verbs above
             raise ValueError(action.verb)
 

@@ -1,0 +1,185 @@
+"""Login through the real hub: tenancy resolved, groups and roles mirrored,
+refusals explained, and service-side changes reaching the hub without a
+restart."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from hub_fixtures import hub, world  # noqa: F401
+
+
+def eventually(check, timeout=15.0, interval=0.25):
+    """Poll ``check`` until it returns a truthy value (bounded)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def hub_group_members(hub, name):  # noqa: F811
+    r = hub.hub_call("GET", f"groups/{name}")
+    return set(r.json()["users"]) if r.status_code == 200 else None
+
+
+def new_user(hub, domain="acme", role="user"):  # noqa: F811
+    name = "u" + uuid.uuid4().hex[:8]
+    r = hub.call("POST", "users", "admin", json={"name": name, "domain": domain, "role": role})
+    assert r.status_code == 201, r.text
+    return name
+
+
+def test_projects_and_domains_are_mirrored_as_hub_groups(world):  # noqa: F811
+    hub = world.hub
+    hub.sync()
+    assert hub_group_members(hub, "acme.ml") == {"alice"}
+    assert hub_group_members(hub, "acme") >= {"ada", "alice"}
+    assert hub_group_members(hub, "globex.lab") == {"gina"}
+    props = hub.hub_call("GET", "groups/acme.ml").json()["properties"]
+    assert props == {"hubgrid": "project"}
+
+
+def test_superadmin_is_hub_admin_and_users_are_not(world):  # noqa: F811
+    hub = world.hub
+    hub.token("alice")
+    assert hub.hub_call("GET", "users/admin").json()["admin"] is True
+    alice = hub.hub_call("GET", "users/alice").json()
+    assert alice["admin"] is False
+    assert set(alice["roles"]) == {"user", "hubgrid-user"}
+
+
+def test_domain_admin_hub_role_is_filtered_to_their_domain(world):  # noqa: F811
+    hub = world.hub
+    hub.token("ada")
+    ada = hub.hub_call("GET", "users/ada").json()
+    assert "hubgrid-domain-admin-acme" in ada["roles"]
+    seen = {u["name"] for u in hub.hub_call("GET", "users", user="ada").json()}
+    assert {"ada", "alice"} <= seen and not seen & {"gina", "gus", "admin"}
+    assert hub.hub_call("GET", "users/gina", user="ada").status_code in (403, 404)
+    assert hub.hub_call("GET", "users/alice", user="ada").status_code == 200
+
+
+def test_first_login_joins_the_default_domain(hub):  # noqa: F811
+    name = "n" + uuid.uuid4().hex[:8]
+    r = hub.login(name)
+    assert r.status_code == 302, r.text[:500]
+    user = hub.call("GET", f"users/{name}", "admin").json()
+    assert user["domain"] == "default" and user["role"] == "user"
+    assert eventually(lambda: name in (hub_group_members(hub, "default") or set()))
+
+
+def test_wrong_password_is_refused_and_logged(hub):  # noqa: F811
+    name = "w" + uuid.uuid4().hex[:8]
+    r = hub.login(name, password="not-the-password")
+    assert r.status_code == 403
+    log = hub.call("GET", f"audit?user={name}&action=login", "admin").json()["entries"]
+    assert [e["outcome"] for e in log] == ["failure"]
+    assert hub.call("GET", f"users/{name}", "admin").status_code == 404
+
+
+def test_inactive_user_is_refused_with_a_clear_message(world):  # noqa: F811
+    hub = world.hub
+    name = new_user(hub)
+    assert hub.call("PATCH", f"users/{name}", "admin", json={"active": False}).status_code == 200
+    r = hub.login(name)
+    assert r.status_code == 403
+    assert "deactivated" in r.text
+    log = hub.call("GET", f"audit?user={name}&action=login", "admin").json()["entries"]
+    assert log[0]["outcome"] == "denied"
+
+
+def test_user_of_an_inactive_domain_is_refused(world):  # noqa: F811
+    hub = world.hub
+    domain = "f" + uuid.uuid4().hex[:8]
+    assert hub.call("POST", "domains", "admin", json={"name": domain}).status_code == 201
+    name = new_user(hub, domain=domain)
+    assert hub.call("PATCH", f"domains/{domain}", "admin", json={"active": False}).status_code == 200
+    r = hub.login(name)
+    assert r.status_code == 403
+    assert domain in r.text and "is deactivated" in r.text
+
+
+def test_removing_a_member_is_reflected_in_the_hub_without_restart(world):  # noqa: F811
+    hub = world.hub
+    name = new_user(hub)
+    assert hub.call("PUT", f"domains/acme/projects/ml/members/{name}", "ada").status_code == 201
+    assert eventually(lambda: name in (hub_group_members(hub, "acme.ml") or set()))
+    assert hub.call("DELETE", f"domains/acme/projects/ml/members/{name}", "ada").status_code == 204
+    assert eventually(lambda: name not in hub_group_members(hub, "acme.ml"))
+
+
+def test_deleting_a_project_deletes_its_hub_group(world):  # noqa: F811
+    hub = world.hub
+    assert hub.call("POST", "domains/acme/projects", "ada", json={"name": "tmp-grp"}).status_code == 201
+    assert eventually(lambda: hub_group_members(hub, "acme.tmp-grp") is not None)
+    assert hub.call("DELETE", "domains/acme/projects/tmp-grp", "ada").status_code == 204
+    assert eventually(lambda: hub_group_members(hub, "acme.tmp-grp") is None)
+
+
+def test_hand_edits_of_managed_groups_are_undone(world):  # noqa: F811
+    hub = world.hub
+    r = hub.hub_call("POST", "groups/acme.ml/users", json={"users": ["gina"]})
+    assert r.status_code == 200
+    assert "gina" in hub_group_members(hub, "acme.ml")
+    hub.sync()
+    assert "gina" not in hub_group_members(hub, "acme.ml")
+
+
+def test_unmanaged_hub_groups_are_left_alone(world):  # noqa: F811
+    hub = world.hub
+    assert hub.hub_call("POST", "groups/handmade", json={"users": ["gina"]}).status_code == 201
+    hub.sync()
+    assert hub_group_members(hub, "handmade") == {"gina"}
+
+
+def test_deactivation_ends_hub_sessions_and_tokens(world):  # noqa: F811
+    hub = world.hub
+    name = new_user(hub)
+    token = hub.token(name)
+    browser = hub.login(name).session
+    headers = {"Authorization": f"token {token}"}
+    import requests
+
+    assert requests.get(hub.hub_api + "user", headers=headers, timeout=30).status_code == 200
+    assert browser.get(hub.url + "/hub/home", allow_redirects=False).status_code == 200
+    assert hub.call("PATCH", f"users/{name}", "admin", json={"active": False}).status_code == 200
+    # the service refuses at once; the mirror revokes the hub tokens
+    assert hub.call("GET", "me", f"token {token}").status_code == 403
+    assert eventually(
+        lambda: requests.get(hub.hub_api + "user", headers=headers, timeout=30).status_code == 403
+    )
+    # and the browser session must log in again (refused) after the refresh age
+    def logged_out():
+        r = browser.get(hub.url + "/hub/home", allow_redirects=False)
+        return r.status_code == 302 and "/hub/login" in r.headers["Location"]
+
+    assert eventually(logged_out)
+
+
+def test_role_change_reaches_the_hub_without_relogin(world):  # noqa: F811
+    hub = world.hub
+    name = new_user(hub)
+    token = hub.token(name)
+    assert hub.call("PATCH", f"users/{name}", "ada", json={"role": "domain-admin"}).status_code == 200
+    import requests
+
+    def promoted():
+        requests.get(hub.hub_api + "user", headers={"Authorization": f"token {token}"}, timeout=30)
+        return "hubgrid-domain-admin-acme" in hub.hub_call("GET", f"users/{name}").json()["roles"]
+
+    assert eventually(promoted)
+
+
+def test_domain_admin_cannot_escalate(world):  # noqa: F811
+    hub = world.hub
+    name = new_user(hub)
+    r = hub.call("PATCH", f"users/{name}", "ada", json={"role": "superadmin"})
+    assert r.status_code == 403 and "superadmin" in r.json()["message"]
+    r = hub.call("PATCH", f"users/{name}", "ada", json={"domain": "globex"})
+    assert r.status_code == 403
+    r = hub.call("PATCH", "users/admin", "ada", json={"active": False})
+    assert r.status_code == 404
+    assert hub.call("GET", f"users/{name}", "admin").json()["role"] == "user"
