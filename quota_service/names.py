@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, DecimalException, Inexact, InvalidOperation, Overflow
 
 # domain and project names: lowercase, digits, '-' and '_', at most 64,
 # starting and ending with a letter or digit. No '.', so '<domain>.<project>' (the hub
@@ -13,6 +13,9 @@ ENTITY_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
 USER_NAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,254}")
 SLOT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31})?")
 RESOURCE_POLICY_NAME = ENTITY_NAME
+# amounts are kept exactly: at most 28 significant digits, below 10**28 and
+# not finer than 10**-28; anything else is refused rather than rounded
+_AMOUNTS = Context(prec=28, Emax=27, Emin=-28, traps=[InvalidOperation, Overflow, Inexact])
 
 
 def _describe(value: str) -> str:
@@ -55,7 +58,13 @@ def parse_amount(slot: str, value) -> Decimal:
         raise ValueError(f"slot {slot!r}: amount {value!r} is not a number")
     if amount < 0:
         raise ValueError(f"slot {slot!r}: amount {value} is negative")
-    return amount
+    try:
+        return amount.copy_abs().normalize(_AMOUNTS)  # copy_abs: "-0" -> "0"
+    except DecimalException:
+        raise ValueError(
+            f"slot {slot!r}: amount {_describe(str(value))} is out of range: at most "
+            "28 significant digits, below 10**28"
+        ) from None
 
 
 def format_amount(amount: Decimal) -> str:
