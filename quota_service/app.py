@@ -16,7 +16,7 @@ import secrets
 import signal
 from urllib.parse import quote, urlparse
 
-from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler
+from jupyterhub.services.auth import HubOAuth
 from sqlalchemy import select
 from tornado import web
 from tornado.httpserver import HTTPServer
@@ -24,7 +24,7 @@ from traitlets import Float, Unicode, default
 from traitlets.config import Application
 
 from . import db
-from .handlers import openapi
+from .handlers import browser, openapi
 from .handlers.base import JSONNotFoundHandler
 from .hubsync import HubAPI, HubMirror
 from .models import Domain, Project, Role, User
@@ -179,8 +179,8 @@ class HubgridService(Application):
             for path, handler in openapi.all_routes()
         ]
         handlers += [
-            (prefix + "oauth_callback", HubOAuthCallbackHandler),
-            (prefix + "?", openapi.HomeHandler, kwargs),
+            (prefix + "oauth_callback", browser.OAuthCallbackHandler, kwargs),
+            (prefix + "?", browser.HomeHandler, kwargs),
             (api + ".*", JSONNotFoundHandler, kwargs),
         ]
         return web.Application(

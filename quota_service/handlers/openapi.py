@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from jupyterhub.services.auth import HubOAuthenticated
 from pydantic import TypeAdapter
 from tornado import web
 
@@ -126,18 +125,6 @@ class OpenAPIHandler(APIHandler):
 
     def get(self):
         self.finish_json(document(self.service.api_prefix))
-
-
-class HomeHandler(HubOAuthenticated, web.RequestHandler):
-    """Browser entry: log in through the hub (OAuth), then land on /me."""
-
-    def initialize(self, service):
-        self.service = service
-        self.hub_auth = service.hub_auth
-
-    @web.authenticated
-    def get(self):
-        self.redirect(self.service.api_prefix + "me")
 
 
 routes = [(r"openapi.json", OpenAPIHandler)]
