@@ -32,15 +32,19 @@ _ALLOW_TRAITS = ("allow_all", "allowed_users", "allow_existing_users")
 
 
 class HubgridAuthenticator(Authenticator):
+    """Wraps any JupyterHub authenticator; hubgrid decides domain, projects and role."""
+
     authenticator_class = EntryPointType(
         default_value=SharedPasswordAuthenticator,
         klass=Authenticator,
         entry_point_group="jupyterhub.authenticators",
-        help="""The authenticator that checks credentials (e.g. "shared-password",
+        help="""
+        The authenticator that checks credentials (e.g. "shared-password",
         "dummy", "pam", an OAuthenticator). Its own settings are configured
         under its class name as usual. Its allow settings still apply; when it
         has none, everyone it authenticates is let through to hubgrid, which
-        then decides (first-login domain, active flags).""",
+        then decides (first-login domain, active flags).
+        """,
     ).tag(config=True)
 
     service_api_url = Unicode(
@@ -72,7 +76,9 @@ class HubgridAuthenticator(Authenticator):
         return True
 
     inner = Instance(Authenticator, allow_none=True)
-    refresh_timeout = Integer(10, help="Seconds to wait for the service on refresh.").tag(config=True)
+    service_timeout = Integer(
+        20, help="Seconds to wait for the hubgrid service at login and refresh."
+    ).tag(config=True)
 
     @default("inner")
     def _make_inner(self):
@@ -92,7 +98,7 @@ class HubgridAuthenticator(Authenticator):
 
     @property
     def client(self) -> HubgridClient:
-        return HubgridClient(self.service_api_url, self.internal_token)
+        return HubgridClient(self.service_api_url, self.internal_token, self.service_timeout)
 
     # the login form and handlers of the wrapped authenticator
     def login_url(self, base_url):

@@ -57,9 +57,15 @@ def configure(
     db_url: str | None = None,
     bootstrap_superadmin: str = "",
     default_domain: str = "default",
+    service_config_file: str | os.PathLike | None = None,
     environment: dict[str, str] | None = None,
 ) -> None:
-    """Add the hubgrid service and authenticator to config ``c``."""
+    """Add the hubgrid service and authenticator to config ``c``.
+
+    ``service_config_file``: a Python config file for the service
+    (``c.HubgridService.hub_sync_interval = 30``, ...); see
+    docs/config-reference.md.
+    """
     state = Path(state_dir).resolve()
     state.mkdir(parents=True, exist_ok=True)
     token = read_or_create_secret(state / "hubgrid-internal-token")
@@ -71,6 +77,8 @@ def configure(
         "HUBGRID_BOOTSTRAP_SUPERADMIN": bootstrap_superadmin,
         "PYTHONUNBUFFERED": "1",
     }
+    if service_config_file:
+        env["HUBGRID_CONFIG_FILE"] = str(Path(service_config_file).resolve())
     env.update(environment or {})
     c.JupyterHub.services.append(
         {

@@ -33,8 +33,24 @@ API_VERSION = "v1"
 
 
 class HubgridService(Application):
+    """The hubgrid service: tenancy, policies and the access log, as a hub-managed service.
+
+    Its settings come from the environment ``hub_ext.config.configure`` sets,
+    from command-line flags (``--HubgridService.name=value``) and from the
+    Python config file named by ``config_file``.
+    """
+
     name = "hubgrid-service"
     description = "hubgrid: tenancy, quotas and scheduling for JupyterHub"
+
+    config_file = Unicode(
+        help="""Python config file of the service (``c.HubgridService.x = ...``),
+        read at start if set. Also $HUBGRID_CONFIG_FILE.""",
+    ).tag(config=True)
+
+    @default("config_file")
+    def _default_config_file(self):
+        return os.environ.get("HUBGRID_CONFIG_FILE", "")
 
     db_url = Unicode(
         help="""SQLAlchemy URL of the service database.
@@ -191,6 +207,8 @@ class HubgridService(Application):
 
     def initialize(self, argv=None):
         super().initialize(argv)
+        if self.config_file:
+            self.load_config_file(self.config_file)
         self.init_db()
         self.init_hub()
 

@@ -1,0 +1,65 @@
+"""Generate docs/config-reference.md from the traitlets help texts.
+
+    python -m hub_ext.configdoc > docs/config-reference.md
+
+``tests/test_docs.py`` fails when the committed file is out of date.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+from authenticator import HubgridAuthenticator
+from quota_service.app import HubgridService
+
+CLASSES = [HubgridService, HubgridAuthenticator]
+
+# defaults that depend on the environment are shown as what they read
+DYNAMIC = {
+    ("HubgridService", "config_file"): "$HUBGRID_CONFIG_FILE, else none",
+    ("HubgridService", "db_url"): "$HUBGRID_DB_URL, else sqlite:///hubgrid.sqlite",
+    ("HubgridService", "bootstrap_superadmin"): "$HUBGRID_BOOTSTRAP_SUPERADMIN, else empty",
+    ("HubgridService", "internal_token"): "$HUBGRID_INTERNAL_TOKEN",
+    ("HubgridService", "service_url"): "$JUPYTERHUB_SERVICE_URL",
+    ("HubgridService", "service_prefix"): "$JUPYTERHUB_SERVICE_PREFIX",
+}
+
+
+def _default(cls, name, trait) -> str:
+    if (cls.__name__, name) in DYNAMIC:
+        return DYNAMIC[(cls.__name__, name)]
+    value = trait.default()
+    if isinstance(value, type):
+        return f"{value.__module__}.{value.__qualname__}"
+    return repr(value)
+
+
+def render() -> str:
+    out = [
+        "# Configuration reference",
+        "",
+        "Generated from the traitlets help texts by `python -m hub_ext.configdoc`;",
+        "do not edit by hand. Set these in `jupyterhub_config.py` as",
+        "`c.<Class>.<name> = ...` (the service's settings reach it through",
+        "`hub_ext.config.configure` and its environment).",
+        "",
+    ]
+    for cls in CLASSES:
+        out += [f"## {cls.__name__}", "", inspect.getdoc(cls).split("\n\n")[0], ""]
+        for name, trait in sorted(cls.class_own_traits(config=True).items()):
+            out += [
+                f"### `c.{cls.__name__}.{name}`",
+                "",
+                f"- type: `{type(trait).__name__}`",
+                f"- default: `{_default(cls, name, trait)}`",
+                "",
+                # EntryPointType appends this machine's installed entry points
+                inspect.cleandoc((trait.help or "(no help)").split("Currently installed:")[0]),
+                "",
+            ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())
