@@ -15,6 +15,7 @@ into the state dir by scripts/run.sh.
 """
 
 import os
+import sys
 from pathlib import Path
 
 from hub_ext.config import configure, read_or_create_secret
@@ -53,6 +54,7 @@ c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "use
 # the embedded demo runs servers as local processes: NOT isolated from each
 # other (the Docker and Slurm spawners are the isolated ones)
 c.JupyterHub.spawner_class = "simple"
+c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 if os.geteuid() == 0:
     c.Spawner.args = ["--allow-root"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from jupyterhub.auth import Authenticator
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from jupyterhub.roles import get_default_roles
 from jupyterhub.traitlets import EntryPointType
 from tornado import web
 from traitlets import Bool, Instance, Integer, Unicode, default
@@ -125,8 +126,20 @@ class HubgridAuthenticator(Authenticator):
     def _source(handler) -> str | None:
         return handler.request.remote_ip if handler is not None else None
 
+    def builtin_roles(self) -> dict[str, dict]:
+        """The hub's own ``user`` and ``admin`` roles, as the hub defines them."""
+        specs = {r["name"]: dict(r) for r in get_default_roles() if r["name"] in ("user", "admin")}
+        extra = list(getattr(self.parent, "extra_user_scopes", None) or [])
+        if extra:
+            specs["user"]["scopes"] = list(specs["user"]["scopes"]) + extra
+        return specs
+
     def auth_model(self, name: str, identity: dict, inner: dict | None = None) -> dict:
-        model = {"name": name, "admin": identity["admin"], "roles": hub_roles(identity)}
+        model = {
+            "name": name,
+            "admin": identity["admin"],
+            "roles": hub_roles(identity, self.builtin_roles()),
+        }
         if inner and inner.get("auth_state") is not None:
             model["auth_state"] = inner["auth_state"]
         return model

@@ -32,15 +32,16 @@ def domain_admin_scopes(groups: list[str]) -> list[str]:
     return scopes
 
 
-def hub_roles(identity: dict) -> list[dict]:
+def hub_roles(identity: dict, builtin: dict[str, dict]) -> list[dict]:
     """The complete list of roles the hub should give this user.
 
     With ``Authenticator.manage_roles`` the hub strips every role not listed,
-    so the default ``user`` role (and ``admin`` for superadmins) is listed too.
+    so the built-in ``user`` role (and ``admin`` for superadmins) is listed
+    too, with its definition as the hub has it (``builtin``: name -> spec).
     """
-    roles: list[dict] = [{"name": "user"}, dict(USER_ROLE)]
+    roles: list[dict] = [builtin["user"], dict(USER_ROLE)]
     if identity["admin"]:
-        roles.append({"name": "admin"})
+        roles.append(builtin["admin"])
     if identity["role"] == "domain-admin":
         roles.append(
             {

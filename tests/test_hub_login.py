@@ -183,3 +183,19 @@ def test_domain_admin_cannot_escalate(world):  # noqa: F811
     r = hub.call("PATCH", "users/admin", "ada", json={"active": False})
     assert r.status_code == 404
     assert hub.call("GET", f"users/{name}", "admin").json()["role"] == "user"
+
+
+def test_a_new_user_logs_in_and_gets_jupyterlab(hub):  # noqa: F811
+    """The embedded demo as a new user meets it: log in, get a running lab."""
+    name = "lab" + uuid.uuid4().hex[:6]
+    browser = hub.login(name).session
+    assert browser.get(hub.url + "/hub/spawn", timeout=60).status_code == 200
+
+    def lab_up():
+        r = browser.get(f"{hub.url}/user/{name}/lab", timeout=30)
+        return r.status_code == 200 and "JupyterLab" in r.text
+
+    try:
+        assert eventually(lab_up, timeout=60, interval=1)
+    finally:
+        hub.hub_call("DELETE", f"users/{name}/server")
