@@ -80,7 +80,8 @@ def _parse_time(name: str, value: str | None) -> dt.datetime | None:
         t = dt.datetime.fromisoformat(value)
     except ValueError:
         raise Invalid(f"{name}: not an ISO 8601 time: {value!r}") from None
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+    # in UTC: SQLite compares the stored UTC times without their offset
+    return t.astimezone(dt.timezone.utc) if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
 def _parse_int(name: str, value: str | None, default: int, lo: int, hi: int) -> int:

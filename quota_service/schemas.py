@@ -41,6 +41,14 @@ Description = Annotated[StrictStr, Field(max_length=4096)]
 NameList = list[Annotated[StrictStr, Field(min_length=1, max_length=255)]]
 
 
+def _utc(t: dt.datetime) -> dt.datetime:
+    # SQLite keeps no offset: store every instant in UTC (naive means UTC)
+    return t.astimezone(dt.timezone.utc) if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+UtcTime = Annotated[dt.datetime, AfterValidator(_utc)]
+
+
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -93,13 +101,13 @@ class UserUpdate(Body):
 class KeypairCreate(Body):
     user: UserName | None = None
     resource_policy: EntityName | None = None
-    expires_at: dt.datetime | None = None
+    expires_at: UtcTime | None = None
 
 
 class KeypairUpdate(Body):
     active: StrictBool | None = None
     resource_policy: EntityName | None = None
-    expires_at: dt.datetime | None = None
+    expires_at: UtcTime | None = None
 
 
 class LoginEvent(Body):

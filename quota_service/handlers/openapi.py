@@ -38,10 +38,11 @@ def implemented_verbs(handler: type) -> list[str]:
 def openapi_path(route: str) -> tuple[str, list[str]]:
     """``domains/([^/]+)/projects`` -> ``/domains/{domain}/projects``."""
     names: list[str] = []
-    parts = route.split("/")
+    # the group itself holds a '/': mark it before splitting the route
+    parts = route.replace("([^/]+)", "\0").split("/")
     out = []
     for i, part in enumerate(parts):
-        if part == "([^/]+)":
+        if part == "\0":
             base = parts[i - 1].rstrip("s") if i else "name"
             name = {"keypair": "access_key", "member": "user", "identity": "user"}.get(base, base)
             names.append(name)
@@ -93,7 +94,7 @@ def document(prefix: str) -> dict:
                 }
             item[verb] = op
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",  # pydantic emits JSON Schema 2020-12, as 3.1 uses
         "info": {
             "title": "hubgrid API",
             "version": "1",

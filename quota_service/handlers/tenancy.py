@@ -70,13 +70,18 @@ class DomainHandler(APIHandler):
 
 
 class ProjectsHandler(APIHandler):
+    """Every project the caller sees (``?domain=`` narrows); created per domain."""
+
     resource = "project"
-    bodies = {"post": ProjectCreate}
 
     def get(self, domain=None):
         domain = domain or self.get_query_argument("domain", None)
         with self.transaction() as s:
             self.finish_json(tenancy.list_projects(s, self.principal, domain))
+
+
+class DomainProjectsHandler(ProjectsHandler):
+    bodies = {"post": ProjectCreate}
 
     def post(self, domain):
         body = parse(ProjectCreate, self.json_body())
@@ -253,7 +258,7 @@ routes = [
     (r"domains", DomainsHandler),
     (rf"domains/{NAME}", DomainHandler),
     (r"projects", ProjectsHandler),
-    (rf"domains/{NAME}/projects", ProjectsHandler),
+    (rf"domains/{NAME}/projects", DomainProjectsHandler),
     (rf"domains/{NAME}/projects/{NAME}", ProjectHandler),
     (rf"domains/{NAME}/projects/{NAME}/members", MembersHandler),
     (rf"domains/{NAME}/projects/{NAME}/members/{NAME}", MemberHandler),

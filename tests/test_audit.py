@@ -1,0 +1,189 @@
+"""The access log: records, filters, pages and who may read which part."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from quota_service import audit
+from quota_service.authz import Principal
+from quota_service.errors import Denied, Invalid
+from quota_service.models import AuditEntry, Role
+
+T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
+MINUTE = dt.timedelta(minutes=1)
+
+ROOT = Principal("root", Role.superadmin, "acme")
+ADA = Principal("ada", Role.domain_admin, "acme")
+GUS = Principal("gus", Role.domain_admin, "globex")
+ALICE = Principal("alice", Role.user, "acme", frozenset({("acme", "ml")}))
+
+# (minute, actor, actor_domain, target domain, action, outcome, status)
+LOG = [
+    (0, "alice", "acme", "acme", "login", "success", 200),
+    (1, "gina", "globex", "globex", "login", "success", 200),
+    (2, "ada", "acme", "acme", "project.create", "success", 201),
+    (3, "gus", "globex", "acme", "project.create", "denied", 404),
+    (4, "root", "acme", "globex", "user.update", "success", 200),
+    (5, "gina", "globex", "globex", "keypair.create", "success", 201),
+    (6, None, None, None, "user.read", "denied", 401),
+    (7, "mallory", None, None, "login", "failure", 401),
+    (8, "bob", "acme", "acme", "user.update", "invalid", 422),
+]
+
+
+@pytest.fixture
+def log(session_factory):
+    for minute, actor, actor_domain, domain, action, outcome, status in LOG:
+        audit.record(
+            session_factory,
+            audit.Record(action=action, outcome=outcome, status=status, actor=actor,
+                         actor_domain=actor_domain, domain=domain, target=f"t{minute}"),
+            T0 + minute * MINUTE,
+        )
+    return session_factory
+
+
+def read(factory, principal=ROOT, **args) -> dict:
+    with factory() as s:
+        return audit.query(s, principal, {k: str(v) for k, v in args.items()})
+
+
+def minutes(page: dict) -> list[int]:
+    return [int(e["target"][1:]) for e in page["entries"]]
+
+
+def test_a_superadmin_reads_everything_newest_first(log):
+    page = read(log)
+    assert minutes(page) == [8, 7, 6, 5, 4, 3, 2, 1, 0]
+    assert (page["offset"], page["limit"], page["next_offset"]) == (0, 100, None)
+
+
+def test_a_record_keeps_every_field(session_factory):
+    rec = audit.Record(action="user.delete", outcome="success", status=204, actor="ada",
+                       actor_domain="acme", domain="acme", credential="keypair",
+                       source="10.0.0.7", target="bob", detail="bye")
+    audit.record(session_factory, rec, T0)
+    (entry,) = read(session_factory)["entries"]
+    assert entry == {
+        "id": entry["id"], "timestamp": T0.isoformat(), "actor": "ada", "actor_domain": "acme",
+        "domain": "acme", "credential": "keypair", "source": "10.0.0.7",
+        "action": "user.delete", "target": "bob", "outcome": "success", "status": 204,
+        "detail": "bye",
+    }
+
+
+def test_long_targets_and_details_are_cut_to_fit(session_factory):
+    audit.record(session_factory, audit.Record(action="x", outcome="error", status=500,
+                                               target="t" * 2000, detail="d" * 9000), T0)
+    (entry,) = read(session_factory)["entries"]
+    assert (len(entry["target"]), len(entry["detail"])) == (512, 4000)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ({"user": "gina"}, [5, 1]),
+        ({"user": "nobody"}, []),
+        ({"action": "login"}, [7, 1, 0]),
+        ({"outcome": "denied"}, [6, 3]),
+        ({"action": "login", "outcome": "success"}, [1, 0]),
+        ({"since": (T0 + 6 * MINUTE).isoformat()}, [8, 7, 6]),
+        ({"until": (T0 + 2 * MINUTE).isoformat()}, [1, 0]),
+        ({"since": (T0 + 2 * MINUTE).isoformat(), "until": (T0 + 4 * MINUTE).isoformat()},
+         [3, 2]),
+        # naive times are UTC
+        ({"since": "2026-03-01T09:07:00"}, [8, 7]),
+        # the same instant written in another zone selects the same entries
+        ({"since": "2026-03-01T11:07:00+02:00"}, [8, 7]),
+        ({"until": "2026-03-01T04:02:00-05:00"}, [1, 0]),
+        ({"user": "gina", "since": (T0 + 2 * MINUTE).isoformat()}, [5]),
+    ],
+    ids=lambda v: "&".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else None,
+)
+def test_filters(log, args, expected):
+    assert minutes(read(log, **args)) == expected
+
+
+def test_pages_walk_every_entry_once(log):
+    seen, offset, pages = [], 0, 0
+    while offset is not None:
+        page = read(log, limit=4, offset=offset)
+        assert len(page["entries"]) <= 4
+        seen += minutes(page)
+        offset = page["next_offset"]
+        pages += 1
+    assert seen == [8, 7, 6, 5, 4, 3, 2, 1, 0]
+    assert pages == 3
+
+
+@pytest.mark.parametrize(
+    "limit, offset, expected, next_offset",
+    [(3, 0, [8, 7, 6], 3), (3, 6, [2, 1, 0], None), (9, 0, list(range(8, -1, -1)), None),
+     (8, 0, list(range(8, 0, -1)), 8), (5, 20, [], None)],
+)
+def test_pagination(log, limit, offset, expected, next_offset):
+    page = read(log, limit=limit, offset=offset)
+    assert minutes(page) == expected
+    assert (page["limit"], page["offset"], page["next_offset"]) == (limit, offset, next_offset)
+
+
+def test_a_domain_admin_reads_only_entries_of_their_domain(log):
+    # by target domain (minute 3: gus of globex refused in acme) or by actor
+    # domain (minute 4: root, of acme, acting on globex); never the anonymous
+    # entries (6, 7) nor entries wholly of the other domain
+    assert minutes(read(log, ADA)) == [8, 4, 3, 2, 0]
+    assert minutes(read(log, GUS)) == [5, 4, 3, 1]
+
+
+def test_a_domain_admin_cannot_widen_their_scope_with_filters(log):
+    assert minutes(read(log, ADA, user="gina")) == []
+    assert minutes(read(log, ADA, action="login")) == [0]
+
+
+@pytest.mark.parametrize("args", [{}, {"user": "alice"}, {"limit": "0"}])
+def test_a_user_may_not_read_the_log(log, args):
+    with pytest.raises(Denied):
+        read(log, ALICE, **args)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"limit": "0"}, "limit: must be between 1 and 500"),
+        ({"limit": "501"}, "limit: must be between 1 and 500"),
+        ({"limit": "-1"}, "limit"),
+        ({"limit": "ten"}, "limit: not an integer"),
+        ({"limit": "1.5"}, "limit: not an integer"),
+        ({"limit": ""}, "limit: not an integer"),
+        ({"offset": "-1"}, "offset"),
+        ({"offset": "x"}, "offset: not an integer"),
+        ({"since": "yesterday"}, "since: not an ISO 8601 time"),
+        ({"until": "2026-13-01"}, "until: not an ISO 8601 time"),
+        ({"page": "2"}, "unknown query parameter(s): page"),
+    ],
+)
+def test_bad_query_parameters_are_invalid(log, args, message):
+    with pytest.raises(Invalid) as e:
+        read(log, **args)
+    assert message in e.value.message
+
+
+def test_the_largest_page_is_500(session_factory):
+    for i in range(501):
+        audit.record(session_factory, audit.Record(action="x", outcome="success", status=200),
+                     T0 + i * MINUTE)
+    page = read(session_factory, limit=500)
+    assert len(page["entries"]) == 500 and page["next_offset"] == 500
+    assert len(read(session_factory)["entries"]) == 100  # the default page
+
+
+def test_records_are_independent_of_other_transactions(session_factory):
+    # a record is committed by itself: rolling back another session's work
+    # does not take it away
+    with session_factory() as s:
+        audit.record(session_factory, audit.Record(action="x", outcome="denied", status=403), T0)
+        s.rollback()
+    with session_factory() as s:
+        assert s.query(AuditEntry).count() == 1

@@ -1,0 +1,109 @@
+"""The Alembic migrations build exactly the schema models.py describes."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from quota_service import db
+from quota_service.models import Base
+
+TABLES = {"domains", "projects", "users", "memberships", "keypairs", "audit_log"}
+
+
+@pytest.fixture
+def bare_engine(db_url):
+    """An engine on the empty database, not migrated."""
+    e = db.make_engine(db_url)
+    yield e
+    e.dispose()
+
+
+def tables(engine) -> set[str]:
+    return set(sa.inspect(engine).get_table_names())
+
+
+def enums(engine) -> set[str]:
+    if engine.dialect.name != "postgresql":
+        return set()
+    return {e["name"] for e in sa.inspect(engine).get_enums()}
+
+
+def schema_diff(engine) -> list:
+    with engine.connect() as c:
+        ctx = MigrationContext.configure(c, opts={"compare_type": True})
+        return compare_metadata(ctx, Base.metadata)
+
+
+def current_revision(engine) -> str | None:
+    with engine.connect() as c:
+        return MigrationContext.configure(c).get_current_revision()
+
+
+def test_the_migrations_form_one_line_with_a_single_head():
+    script = ScriptDirectory.from_config(db.alembic_config())
+    assert len(script.get_heads()) == 1
+    revisions = list(script.walk_revisions())
+    assert revisions[-1].down_revision is None
+    assert len(script.get_bases()) == 1
+
+
+def test_upgrade_from_empty_builds_the_schema_of_the_models(bare_engine):
+    assert tables(bare_engine) == set()
+    db.upgrade(bare_engine)
+    assert tables(bare_engine) == TABLES | {"alembic_version"}
+    assert TABLES == set(Base.metadata.tables)
+    assert current_revision(bare_engine) == ScriptDirectory.from_config(
+        db.alembic_config()).get_current_head()
+    assert schema_diff(bare_engine) == []
+
+
+def test_upgrade_twice_changes_nothing(bare_engine):
+    db.upgrade(bare_engine)
+    db.upgrade(bare_engine)
+    assert schema_diff(bare_engine) == []
+
+
+def test_downgrade_to_base_leaves_no_tables_and_upgrade_works_again(bare_engine):
+    db.upgrade(bare_engine)
+    db.downgrade(bare_engine, "base")
+    # alembic keeps its (now empty) version table; nothing of ours remains
+    assert tables(bare_engine) <= {"alembic_version"}
+    assert enums(bare_engine) == set()
+    assert current_revision(bare_engine) is None
+    db.upgrade(bare_engine)
+    assert tables(bare_engine) == TABLES | {"alembic_version"}
+    assert schema_diff(bare_engine) == []
+
+
+def test_the_migrated_schema_enforces_the_models_constraints(engine):
+    """Uniqueness, foreign keys and the role type hold in the database itself."""
+    with engine.connect() as c:
+        c.execute(sa.text(
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (1, 'acme', '', true, '{}', '[]', '[]', false, CURRENT_TIMESTAMP)"
+        ))
+        c.commit()
+        for bad in (
+            # a second domain of the same name
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (2, 'acme', '', true, '{}', '[]', '[]', false, CURRENT_TIMESTAMP)",
+            # a user of a domain that does not exist
+            "INSERT INTO users (id, name, domain_id, role, active, created_at) "
+            "VALUES (1, 'alice', 99, 'user', true, CURRENT_TIMESTAMP)",
+        ):
+            with pytest.raises(sa.exc.IntegrityError):
+                c.execute(sa.text(bad))
+            c.rollback()
+        if engine.dialect.name == "postgresql":
+            with pytest.raises(sa.exc.DataError):
+                c.execute(sa.text(
+                    "INSERT INTO users (id, name, domain_id, role, active, created_at) "
+                    "VALUES (1, 'alice', 1, 'root', true, CURRENT_TIMESTAMP)"
+                ))
+            c.rollback()

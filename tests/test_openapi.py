@@ -1,0 +1,209 @@
+"""The OpenAPI document and the routes the service serves agree, both ways.
+
+The app is the real tornado application of ``HubgridService`` on SQLite,
+served on a free loopback port without a hub (no $JUPYTERHUB_API_TOKEN):
+callers authenticate with a keypair, the hub's endpoints with the internal
+token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from openapi_spec_validator import validate
+from tornado import web
+from tornado.httpclient import AsyncHTTPClient
+from tornado.httpserver import HTTPServer
+from tornado.testing import bind_unused_port
+
+from quota_service import tenancy as manager
+from quota_service.app import HubgridService
+from quota_service.db import transaction
+from quota_service.handlers.base import JSONNotFoundHandler
+from quota_service.handlers.openapi import document
+from quota_service.schemas import KeypairCreate
+
+HTTP_VERBS = ("get", "head", "post", "put", "patch", "delete", "options")
+INTERNAL_TOKEN = "internal-test-token"
+HUB_ENV = (
+    "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "JUPYTERHUB_SERVICE_PREFIX",
+    "JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_COOKIE_SECRET", "HUBGRID_DB_URL",
+    "HUBGRID_CONFIG_FILE", "HUBGRID_INTERNAL_TOKEN", "HUBGRID_BOOTSTRAP_SUPERADMIN",
+)
+
+
+@pytest.fixture
+def service(tmp_path, monkeypatch):
+    """The service, initialised on SQLite, and the socket it will serve on."""
+    for name in HUB_ENV:
+        monkeypatch.delenv(name, raising=False)
+    sock, port = bind_unused_port()
+    svc = HubgridService(
+        db_url=f"sqlite:///{tmp_path / 'service.sqlite'}",
+        service_url=f"http://127.0.0.1:{port}",
+        bootstrap_superadmin="root",
+        internal_token=INTERNAL_TOKEN,
+    )
+    try:
+        svc.initialize([])
+        assert svc.hub_auth is None, "a hub token leaked into the test"
+        yield svc, sock
+    finally:
+        sock.close()
+        if hasattr(svc, "engine"):
+            svc.engine.dispose()
+
+
+@pytest.fixture
+def app(service):
+    return service[0].make_app()
+
+
+@pytest.fixture
+def doc(service) -> dict:
+    return document(service[0].api_prefix)
+
+
+@pytest.fixture
+async def served(service, app):
+    """Base URL of the app served in this test's event loop, and a client."""
+    svc, sock = service
+    server = HTTPServer(app)
+    server.add_sockets([sock])
+    client = AsyncHTTPClient(force_instance=True)
+    try:
+        yield svc.service_url.rstrip("/"), client
+    finally:
+        client.close()
+        server.stop()
+        await server.close_all_connections()
+
+
+def api_routes(app, api_prefix: str) -> dict[str, type]:
+    """``/path/{}/...`` -> handler, for every route under the API prefix."""
+    routes = {}
+    for rule in app.wildcard_router.rules:
+        pattern = rule.matcher.regex.pattern
+        if not pattern.startswith(api_prefix) or rule.target is JSONNotFoundHandler:
+            continue
+        path = pattern[len(api_prefix) - 1:]
+        path = re.sub(r"/\?\$$", "", path)
+        path = path.replace("([^/]+)", "{}").replace("openapi\\.json", "openapi.json")
+        assert "(" not in path and "$" not in path, f"unexpected route pattern {pattern}"
+        assert path not in routes, f"{path} is routed twice"
+        routes[path] = rule.target
+    return routes
+
+
+def implemented(handler: type) -> set[str]:
+    return {v for v in HTTP_VERBS if getattr(handler, v) is not getattr(web.RequestHandler, v)}
+
+
+def documented(doc: dict) -> dict[str, set[str]]:
+    return {
+        re.sub(r"\{[^}]+\}", "{}", path): set(item) for path, item in doc["paths"].items()
+    }
+
+
+def test_every_api_route_is_documented_with_exactly_the_verbs_it_implements(service, app, doc):
+    routes = api_routes(app, service[0].api_prefix)
+    assert len(routes) >= 15
+    served_ops = {path: implemented(handler) for path, handler in routes.items()}
+    assert documented(doc) == served_ops
+
+
+def test_the_document_names_the_api_prefix_and_every_path_parameter(service, doc):
+    assert doc["servers"] == [{"url": "/services/hubgrid/api/v1"}]
+    for path, item in doc["paths"].items():
+        in_path = re.findall(r"\{([^}]+)\}", path)
+        assert len(set(in_path)) == len(in_path), f"{path} repeats a parameter name"
+        for verb, op in item.items():
+            declared = [p["name"] for p in op["parameters"] if p["in"] == "path"]
+            assert declared == in_path, f"{verb} {path}"
+
+
+def test_operation_ids_are_unique(doc):
+    ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_document_is_valid_openapi_3(doc):
+    assert doc["openapi"].startswith("3.")
+    validate(doc)
+
+
+def test_every_body_a_handler_parses_is_documented(doc):
+    bodies = {
+        (path, verb): op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        for path, item in doc["paths"].items()
+        for verb, op in item.items()
+        if "requestBody" in op
+    }
+    assert bodies[("/domains", "post")] == "#/components/schemas/DomainCreate"
+    assert bodies[("/users/{user}", "patch")] == "#/components/schemas/UserUpdate"
+    assert bodies[("/internal/login", "post")] == "#/components/schemas/LoginEvent"
+    schemas = doc["components"]["schemas"]
+    for ref in bodies.values():
+        schema = schemas[ref.rsplit("/", 1)[1]]
+        assert schema["additionalProperties"] is False, ref
+
+
+# --- over real HTTP ----------------------------------------------------------------
+
+async def fetch(client, url, method="GET", auth=None, body=None):
+    headers = {"Authorization": auth} if auth else {}
+    if body is None and method in ("POST", "PUT", "PATCH"):
+        body = "{}"
+    resp = await client.fetch(url, method=method, headers=headers, body=body, raise_error=False,
+                              allow_nonstandard_methods=True)
+    data = json.loads(resp.body) if resp.body else None
+    return resp, data
+
+
+async def test_openapi_json_is_served_without_authentication(served, service):
+    base, client = served
+    api = base + service[0].api_prefix
+    resp, data = await fetch(client, api + "openapi.json")
+    assert resp.code == 200
+    assert resp.headers["Content-Type"].startswith("application/json")
+    assert data == document(service[0].api_prefix)
+    # while the API itself wants a caller
+    resp, data = await fetch(client, api + "me")
+    assert resp.code == 401
+    assert data["reason"] == "unauthenticated"
+
+
+async def test_every_documented_operation_is_served_and_no_other(served, service, doc):
+    """Each documented path+verb reaches its handler (not 404/405/500);
+    each other verb on a documented path is a 405."""
+    svc = service[0]
+    with transaction(svc.session_factory) as s:
+        root = manager.principal_for_hub_user(s, "root")
+        kp = manager.create_keypair(s, root, KeypairCreate(), svc.clock())
+    user_auth = f"Keypair {kp['access_key']}:{kp['secret_key']}"
+    internal_auth = f"hubgrid-internal {INTERNAL_TOKEN}"
+    base, client = served
+    api = base + svc.api_prefix.rstrip("/")
+    problems = []
+    for path, item in sorted(doc["paths"].items()):
+        url = api + re.sub(r"\{[^}]+\}", "nosuch", path)
+        # delete last, so a path's other verbs still find what they read
+        verbs = sorted({"get", "post", "put", "patch", "delete"}, key=lambda v: v == "delete")
+        for verb in verbs:
+            op = item.get(verb)
+            internal = op is not None and op["security"] == [{"internal": []}]
+            if op is None:
+                internal = any(o["security"] == [{"internal": []}] for o in item.values())
+            resp, data = await fetch(client, url, verb.upper(),
+                                     internal_auth if internal else user_auth)
+            what = f"{verb.upper()} {path} -> {resp.code} {data}"
+            if op is None:
+                if resp.code != 405:
+                    problems.append(f"undocumented but served: {what}")
+            elif resp.code in (401, 405) or resp.code >= 500 or (
+                resp.code == 404 and "no such API endpoint" in (data or {}).get("message", "")
+            ):
+                problems.append(f"documented but not served: {what}")
+    assert problems == []
