@@ -134,6 +134,24 @@ def require_set_resource_policy(p: Principal, owner_domain: str) -> None:
     require_administer(p, owner_domain, "set a keypair's resource policy")
 
 
+def require_change_keypair(
+    p: Principal, owner_domain: str, changes: dict, current_expiry, new_expiry_given: bool
+) -> None:
+    """Owners may only restrict their keypairs (deactivate, expire sooner);
+    re-activating, extending or clearing the expiry and setting the resource
+    policy are for admins of the owner's domain."""
+    if p.administers(owner_domain):
+        return
+    if changes.get("active") is True:
+        raise Denied("only an admin may re-activate a keypair")
+    if "resource_policy" in changes:
+        require_set_resource_policy(p, owner_domain)
+    if new_expiry_given:
+        new = changes.get("expires_at")
+        if new is None or (current_expiry is not None and new > current_expiry):
+            raise Denied("only an admin may extend or clear a keypair's expiry")
+
+
 # --- access log ------------------------------------------------------------
 
 def audit_scope(p: Principal) -> str | None:

@@ -66,7 +66,9 @@ def plan(desired: HubState, actual: HubState) -> list[Action]:
     actions: list[Action] = []
     for name in sorted(desired.users - actual.users):
         actions.append(Action("create-user", name))
-    for name in sorted(desired.inactive & actual.users):
+    # inactive users, and hub users hubgrid does not know (deleted, or added in
+    # the admin panel and never logged in): no tokens, no servers
+    for name in sorted((desired.inactive & actual.users) | (actual.users - desired.users)):
         actions.append(Action("revoke", name))
     for name, (kind, members) in sorted(desired.groups.items()):
         if name not in actual.groups:
@@ -200,9 +202,11 @@ class HubMirror:
         if self.hub is None:
             return {"actions": [], "hub": "not configured"}
         async with self._lock:
+            # the hub first: a user the service creates meanwhile is then
+            # absent from both, never taken for a stranger and revoked
+            actual = await self.hub.state()
             with self.session_factory() as s:
                 desired = desired_state(s)
-            actual = await self.hub.state()
             actions = plan(desired, actual)
             for action in actions:
                 self.log.info("hub mirror: %s %s %s", action.verb, action.target,

@@ -11,6 +11,11 @@ from decimal import Context, Decimal, DecimalException, Inexact, InvalidOperatio
 ENTITY_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
 # hub user names as JupyterHub normalises them (e-mail style names allowed)
 USER_NAME = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,254}")
+# amounts given as text: ASCII digits, optional fraction and exponent; no
+# spaces, underscores or other scripts' digits (Decimal() would take them)
+AMOUNT_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?", re.ASCII)
+# items of name lists (allowed images, vfolder hosts): printable, no spaces
+LIST_ITEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,254}", re.ASCII)
 SLOT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}(\.[a-z][a-z0-9_-]{0,31})?")
 RESOURCE_POLICY_NAME = ENTITY_NAME
 # amounts are kept exactly: at most 28 significant digits, below 10**28 and
@@ -50,6 +55,8 @@ def parse_amount(slot: str, value) -> Decimal:
         raise ValueError(
             f"slot {slot!r}: amount {value!r} must be an integer or a decimal string"
         )
+    if isinstance(value, str) and not AMOUNT_TEXT.fullmatch(value):
+        raise ValueError(f"slot {slot!r}: amount {_describe(value)} is not a number")
     try:
         amount = Decimal(value) if isinstance(value, (int, str, Decimal)) else None
     except InvalidOperation:
@@ -65,6 +72,16 @@ def parse_amount(slot: str, value) -> Decimal:
             f"slot {slot!r}: amount {_describe(str(value))} is out of range: at most "
             "28 significant digits, below 10**28"
         ) from None
+
+
+def check_list_item(value: str) -> str:
+    """An image reference or storage host name in an allow-list."""
+    if not LIST_ITEM.fullmatch(value):
+        raise ValueError(
+            f"{_describe(value)} is not valid: 1 to 255 letters, digits or '._:/@+-', "
+            "starting with a letter or digit"
+        )
+    return value
 
 
 def format_amount(amount: Decimal) -> str:

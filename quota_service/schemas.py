@@ -38,7 +38,7 @@ Slots = Annotated[
     ),
 ]
 Description = Annotated[StrictStr, Field(max_length=4096)]
-NameList = list[Annotated[StrictStr, Field(min_length=1, max_length=255)]]
+NameList = list[Annotated[StrictStr, AfterValidator(names.check_list_item)]]
 
 
 def _utc(t: dt.datetime) -> dt.datetime:

@@ -502,11 +502,19 @@ def create_keypair(
     return model
 
 
-def update_keypair(s: Session, p: Principal, access_key: str, body: KeypairUpdate) -> dict:
+def update_keypair(
+    s: Session, p: Principal, access_key: str, body: KeypairUpdate, now: dt.datetime
+) -> dict:
+    """Change a keypair; ``"expires_at": null`` clears the expiry."""
     k = _visible_keypair(s, p, access_key)
     change = changes(body)
-    if "resource_policy" in change:
-        authz.require_set_resource_policy(p, k.user.domain.name)
+    expiry_given = "expires_at" in body.model_fields_set
+    if expiry_given:
+        change["expires_at"] = body.expires_at
+        if body.expires_at is not None and _aware(body.expires_at) <= now:
+            raise Invalid("expires_at: must be in the future")
+    current = _aware(k.expires_at) if k.expires_at is not None else None
+    authz.require_change_keypair(p, k.user.domain.name, change, current, expiry_given)
     for key, value in change.items():
         setattr(k, key, value)
     s.flush()

@@ -136,3 +136,15 @@ def test_browser_reaches_the_api_through_hub_oauth(world):  # noqa: F811
     assert r.status_code == 200, r.text[:300]
     assert r.url.endswith("/services/hubgrid/api/v1/me")
     assert r.json()["name"] == "alice"
+
+
+def test_unknown_query_parameters_are_refused(world):  # noqa: F811
+    r = world.hub.call("GET", "users?domian=acme", "admin")
+    assert r.status_code == 422 and "domian" in r.json()["message"]
+    assert world.hub.call("GET", "users?domain=acme", "admin").status_code == 200
+
+
+def test_openapi_documents_query_parameters(world):  # noqa: F811
+    doc = world.hub.call("GET", "openapi.json").json()
+    audit = {p["name"] for p in doc["paths"]["/audit"]["get"]["parameters"]}
+    assert audit == {"user", "action", "outcome", "since", "until", "limit", "offset"}

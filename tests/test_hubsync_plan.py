@@ -51,6 +51,7 @@ def test_members_are_added_and_removed():
         groups={"acme": ("domain", ["ada", "eve"]), "acme.ml": ("project", ["alice", "bob"])},
     )
     assert hubsync.plan(DESIRED, actual) == [
+        Action("revoke", "eve"),  # eve is unknown to hubgrid
         Action("add", "acme", ("alice", "bob")),
         Action("remove", "acme", ("eve",)),
         Action("remove", "acme.ml", ("bob",)),
@@ -61,6 +62,7 @@ def test_an_unmarked_group_of_a_desired_name_is_taken_over():
     actual = state(users=[*DESIRED.users, "mallory"],
                    groups={**DESIRED.groups, "acme.ml": (None, ["alice", "mallory"])})
     assert hubsync.plan(DESIRED, actual) == [
+        Action("revoke", "mallory"),  # unknown to hubgrid
         Action("mark-group", "acme.ml", kind="project"),
         Action("remove", "acme.ml", ("mallory",)),
     ]
@@ -89,9 +91,9 @@ def test_stale_marked_groups_are_deleted_but_unmanaged_groups_never_touched():
     ]
 
 
-def test_hub_users_unknown_to_hubgrid_are_never_deleted():
+def test_hub_users_unknown_to_hubgrid_are_revoked_never_deleted():
     actual = state(users=[*DESIRED.users, "hub-only"], groups=dict(DESIRED.groups))
-    assert hubsync.plan(DESIRED, actual) == []
+    assert hubsync.plan(DESIRED, actual) == [Action("revoke", "hub-only")]
 
 
 def test_inactive_users_present_in_the_hub_are_revoked():
@@ -172,10 +174,12 @@ def test_applying_the_plan_makes_the_hub_match_and_leaves_the_rest_alone(desired
                 assert after.groups[name] == (None, members)
             else:
                 assert name not in after.groups
-    # a second run has nothing left to do but keep inactive users locked out
+    # a second run has nothing left to do but keep inactive and unknown users
+    # locked out
     again = hubsync.plan(desired, after)
     assert all(a.verb == "revoke" for a in again)
-    assert {a.target for a in again} == set(desired.inactive & after.users)
+    locked_out = (desired.inactive & after.users) | (after.users - desired.users)
+    assert {a.target for a in again} == set(locked_out)
 
 
 # --- desired state of the tenancy ------------------------------------------------

@@ -311,3 +311,24 @@ def test_update_changes_are_only_the_fields_given_with_a_value():
     body = schemas.parse(schemas.UserUpdate, {"active": False, "role": None})
     assert schemas.changes(body) == {"active": False}
     assert schemas.changes(schemas.parse(schemas.DomainUpdate, {})) == {}
+
+
+@pytest.mark.parametrize("text", ["5_000", " 5", "5 ", "\u0665", "0x10", "1,5", "+1"])
+def test_amount_text_is_plain_ascii_decimal(text):
+    with pytest.raises(ValueError, match="not a number"):
+        names.check_slots({"cpu": text})
+
+
+@pytest.mark.parametrize("item", ["", "has space", "tab\there", "nul\x00", "-lead", "x" * 256])
+def test_allow_list_items_are_refused_when_malformed(item):
+    with pytest.raises(Invalid):
+        schemas.parse(schemas.DomainCreate, {"name": "okname", "allowed_images": [item]})
+
+
+def test_allow_list_items_take_image_references_and_host_names():
+    body = schemas.parse(schemas.DomainCreate, {
+        "name": "okname",
+        "allowed_images": ["cr.example.org/hubgrid/base:1.0", "python@sha256:abc"],
+        "allowed_vfolder_hosts": ["local", "nfs-1"],
+    })
+    assert body.allowed_images[0] == "cr.example.org/hubgrid/base:1.0"

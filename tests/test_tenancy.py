@@ -476,7 +476,7 @@ def test_inactive_keypair_is_unauthenticated(tenancy):
     kp = new_keypair(tenancy)
     with tenancy.tx() as s:
         manager.update_keypair(s, tenancy.principal("alice"), kp["access_key"],
-                               KeypairUpdate(active=False))
+                               KeypairUpdate(active=False), NOW)
     with pytest.raises(Unauthenticated, match="inactive"):
         keypair_auth(tenancy, kp["access_key"], kp["secret_key"])
 
@@ -517,7 +517,7 @@ def test_users_cannot_set_their_own_resource_policy(tenancy):
             KeypairCreate(resource_policy="gold"), NOW)
     kp = new_keypair(tenancy)
     refused(tenancy, Denied, manager.update_keypair, alice, kp["access_key"],
-            KeypairUpdate(resource_policy="gold"))
+            KeypairUpdate(resource_policy="gold"), NOW)
 
 
 def test_domain_admin_makes_keypairs_for_their_users_with_a_policy(tenancy):
@@ -532,7 +532,7 @@ def test_keypairs_of_others_are_hidden(tenancy, caller):
     refused(tenancy, Hidden, manager.create_keypair, p, KeypairCreate(user="alice"), NOW)
     refused(tenancy, Hidden, manager.get_keypair, p, kp["access_key"])
     refused(tenancy, Hidden, manager.update_keypair, p, kp["access_key"],
-            KeypairUpdate(active=False))
+            KeypairUpdate(active=False), NOW)
     refused(tenancy, Hidden, manager.delete_keypair, p, kp["access_key"])
     refused(tenancy, Hidden, manager.list_keypairs, p, "alice")
 
@@ -631,3 +631,22 @@ def test_identity_of_unknown_or_inactive_users_is_denied(tenancy):
         manager.update_user(s, tenancy.principal("ada"), "bob", UserUpdate(active=False))
     with pytest.raises(Denied):
         identity(tenancy, "bob")
+
+
+def test_owner_may_restrict_but_not_relax_their_keypair(tenancy):
+    kp = new_keypair(tenancy, expires_at=NOW + 2 * HOUR)
+    alice, ada = tenancy.principal("alice"), tenancy.principal("ada")
+
+    def update(who, **fields):
+        with tenancy.tx() as s:
+            return manager.update_keypair(s, who, kp["access_key"], KeypairUpdate(**fields), NOW)
+
+    assert update(alice, expires_at=NOW + HOUR)["expires_at"].startswith((NOW + HOUR).isoformat()[:19])
+    assert update(alice, active=False)["active"] is False
+    for fields in ({"active": True}, {"expires_at": NOW + 3 * HOUR}, {"expires_at": None},
+                   {"resource_policy": "gold"}):
+        with pytest.raises(Denied):
+            update(alice, **fields)
+    assert update(ada, active=True, expires_at=None)["expires_at"] is None
+    with pytest.raises(Invalid, match="future"):
+        update(ada, expires_at=NOW - HOUR)

@@ -19,7 +19,7 @@ from tornado import web
 from .. import audit, tenancy
 from ..authz import Principal
 from ..db import transaction
-from ..errors import ApiError, Denied, Hidden, NotFound, Unauthenticated
+from ..errors import ApiError, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from ..keys import parse_keypair_header
 
 INTERNAL_SCHEME = "hubgrid-internal"
@@ -42,6 +42,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     principal: Principal | None = None
 
+    #: query parameters each verb accepts, with their meaning (for OpenAPI)
+    queries: dict[str, dict[str, str]] = {}
+
     def initialize(self, service):
         self.service = service
         self.hub_auth = service.hub_auth
@@ -61,6 +64,13 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     # -- authentication ----------------------------------------------------
 
     async def prepare(self):
+        await self.authenticate()
+        allowed = set(self.queries.get(self.request.method.lower(), {})) | {"token"}
+        unknown = sorted(set(self.request.query_arguments) - allowed)
+        if unknown:
+            raise Invalid(f"unknown query parameter(s): {', '.join(unknown)}")
+
+    async def authenticate(self):
         auth = self.request.headers.get("Authorization", "")
         scheme = auth.partition(" ")[0].lower()
         if self.caller_kind == "internal":

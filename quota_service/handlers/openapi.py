@@ -48,7 +48,7 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
             names.append(name)
             out.append("{" + name + "}")
         else:
-            out.append(part)
+            out.append(part.replace("\\.", "."))
     return "/" + "/".join(out), names
 
 
@@ -68,6 +68,10 @@ def document(prefix: str) -> dict:
                 "parameters": [
                     {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
                     for n in params
+                ] + [
+                    {"name": n, "in": "query", "required": False, "description": text,
+                     "schema": {"type": "string"}}
+                    for n, text in getattr(handler, "queries", {}).get(verb, {}).items()
                 ],
                 "responses": {
                     SUCCESS[verb]: {"description": "success"},
@@ -128,7 +132,7 @@ class OpenAPIHandler(APIHandler):
         self.finish_json(document(self.service.api_prefix))
 
 
-routes = [(r"openapi.json", OpenAPIHandler)]
+routes = [(r"openapi\.json", OpenAPIHandler)]
 
 
 def all_routes():

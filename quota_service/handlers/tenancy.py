@@ -73,6 +73,7 @@ class ProjectsHandler(APIHandler):
     """Every project the caller sees (``?domain=`` narrows); created per domain."""
 
     resource = "project"
+    queries = {"get": {"domain": "only the projects of this domain"}}
 
     def get(self, domain=None):
         domain = domain or self.get_query_argument("domain", None)
@@ -155,6 +156,7 @@ class MemberHandler(APIHandler):
 
 class UsersHandler(APIHandler):
     resource = "user"
+    queries = {"get": {"domain": "only the users of this domain"}}
     bodies = {"post": UserCreate}
 
     def get(self):
@@ -199,6 +201,7 @@ class UserHandler(APIHandler):
 
 class KeypairsHandler(APIHandler):
     resource = "keypair"
+    queries = {"get": {"user": "whose keypairs (default: the caller's)"}}
     bodies = {"post": KeypairCreate}
 
     def get(self):
@@ -229,7 +232,7 @@ class KeypairHandler(APIHandler):
         self.audit_target = access_key
         body = parse(KeypairUpdate, self.json_body())
         with self.transaction() as s:
-            model = tenancy.update_keypair(s, self.principal, access_key, body)
+            model = tenancy.update_keypair(s, self.principal, access_key, body, self.now())
         self.audit_domain = model["domain"]
         self.finish_json(model)
 
@@ -242,6 +245,17 @@ class KeypairHandler(APIHandler):
 
 class AuditHandler(APIHandler):
     resource = "audit"
+    queries = {
+        "get": {
+            "user": "only what this user did",
+            "action": "only this action, e.g. login, project.create",
+            "outcome": "success, failure, denied, invalid or error",
+            "since": "from this time on (ISO 8601)",
+            "until": "before this time (ISO 8601)",
+            "limit": "page size, 1 to 500 (100)",
+            "offset": "entries to skip (0)",
+        }
+    }
 
     def get(self):
         from .. import audit
