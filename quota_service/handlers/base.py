@@ -224,3 +224,7 @@ class JSONNotFoundHandler(APIHandler):
     async def prepare(self):
         raise NotFound(f"no such API endpoint: {self.request.path}")
 
+    def on_finish(self):
+        # nothing happened: not worth a row in the access log
+        pass
+
