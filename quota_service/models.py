@@ -13,6 +13,7 @@ import enum
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Enum,
@@ -73,6 +74,9 @@ class Project(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     total_resource_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    max_concurrent_sessions: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     domain: Mapped[Domain] = relationship(back_populates="projects")
@@ -95,6 +99,7 @@ class User(Base):
         default=Role.user,
     )
     active: Mapped[bool] = mapped_column(Boolean, default=True)
+    resource_policy: Mapped[str] = mapped_column(String(64), default="default")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     domain: Mapped[Domain] = relationship(back_populates="users")
@@ -162,3 +167,143 @@ class AuditEntry(Base):
     outcome: Mapped[str] = mapped_column(String(16))
     status: Mapped[int] = mapped_column(Integer)
     detail: Mapped[str] = mapped_column(Text, default="")
+
+
+# --- scheduling (issue #3) -------------------------------------------------
+
+
+class ResourcePolicy(Base):
+    """A keypair/user resource policy (Backend.AI's keypair resource policy)."""
+
+    __tablename__ = "resource_policies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    total_resource_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    unspecified_limited: Mapped[bool] = mapped_column(Boolean, default=False)
+    max_concurrent_sessions: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_session_lifetime: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    idle_timeout: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_pending_sessions: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_pending_resource_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    max_gpus_per_session: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    allowed_resource_groups: Mapped[list] = mapped_column(JSON, default=list)
+    max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class ResourceGroup(Base):
+    __tablename__ = "resource_groups"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    session_types: Mapped[list] = mapped_column(JSON, default=lambda: ["interactive", "batch"])
+    queue_order: Mapped[str] = mapped_column(String(16), default="fifo")
+    hol_passes: Mapped[int] = mapped_column(Integer, default=3)
+    pending_timeout: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    nodes: Mapped[list[Node]] = relationship(back_populates="resource_group")
+    grants: Mapped[list[ResourceGroupGrant]] = relationship(
+        back_populates="resource_group", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class ResourceGroupGrant(Base):
+    """Access to a resource group for a whole domain, a project or a user."""
+
+    __tablename__ = "resource_group_grants"
+    __table_args__ = (
+        UniqueConstraint("resource_group_id", "domain_id", "project_id", "user_id",
+                         name="uq_rg_grants"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    resource_group_id: Mapped[int] = mapped_column(
+        ForeignKey("resource_groups.id", ondelete="CASCADE"), index=True
+    )
+    domain_id: Mapped[int | None] = mapped_column(
+        ForeignKey("domains.id", ondelete="CASCADE"), nullable=True
+    )
+    project_id: Mapped[int | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), nullable=True
+    )
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), nullable=True
+    )
+
+    resource_group: Mapped[ResourceGroup] = relationship(back_populates="grants")
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    resource_group_id: Mapped[int] = mapped_column(
+        ForeignKey("resource_groups.id", ondelete="RESTRICT"), index=True
+    )
+    #: cpu (cores) and mem (bytes) as decimal strings
+    capacity: Mapped[dict] = mapped_column(JSON, default=dict)
+    schedulable: Mapped[bool] = mapped_column(Boolean, default=True)
+    backend_url: Mapped[str] = mapped_column(String(1024), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+    resource_group: Mapped[ResourceGroup] = relationship(back_populates="nodes")
+    devices: Mapped[list[Device]] = relationship(
+        back_populates="node", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="Device.index",
+    )
+
+
+class Device(Base):
+    """One GPU of a node (from configuration, the API, or NVML discovery)."""
+
+    __tablename__ = "devices"
+    __table_args__ = (UniqueConstraint("node_id", "index", name="uq_devices_node_index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    node_id: Mapped[int] = mapped_column(ForeignKey("nodes.id", ondelete="CASCADE"))
+    index: Mapped[int] = mapped_column(Integer)
+    model: Mapped[str] = mapped_column(String(64))
+    memory: Mapped[int] = mapped_column(BigInteger, default=0)
+
+    node: Mapped[Node] = relationship(back_populates="devices")
+
+
+class Allocation(Base):
+    """The ledger: one row per session request, from pending to released."""
+
+    __tablename__ = "allocations"
+    __table_args__ = (
+        Index("ix_allocations_rg_state", "resource_group_id", "state"),
+        Index("ix_allocations_domain_state", "domain_id", "state"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="RESTRICT"), index=True)
+    keypair: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="RESTRICT"))
+    domain_id: Mapped[int] = mapped_column(ForeignKey("domains.id", ondelete="RESTRICT"))
+    resource_group_id: Mapped[int] = mapped_column(
+        ForeignKey("resource_groups.id", ondelete="RESTRICT")
+    )
+    node_id: Mapped[int | None] = mapped_column(
+        ForeignKey("nodes.id", ondelete="RESTRICT"), nullable=True
+    )
+    session_type: Mapped[str] = mapped_column(String(16), default="interactive")
+    slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: [{"index": 0, "share": "0.5"}, ...] for the GPUs held
+    gpus: Mapped[list] = mapped_column(JSON, default=list)
+    gpu_models: Mapped[list] = mapped_column(JSON, default=list)
+    state: Mapped[str] = mapped_column(String(16))  # pending | allocated | released | cancelled
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    passes: Mapped[int] = mapped_column(Integer, default=0)
+    reasons: Mapped[list] = mapped_column(JSON, default=list)
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    admitted_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    released_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    release_reason: Mapped[str] = mapped_column(String(255), default="")

@@ -11,7 +11,11 @@ from alembic.script import ScriptDirectory
 from quota_service import db
 from quota_service.models import Base
 
-TABLES = {"domains", "projects", "users", "memberships", "keypairs", "audit_log"}
+TABLES = {
+    "domains", "projects", "users", "memberships", "keypairs", "audit_log",
+    "resource_policies", "resource_groups", "resource_group_grants", "nodes", "devices",
+    "allocations",
+}
 
 
 @pytest.fixture

@@ -1,0 +1,265 @@
+"""Admission: may this request start now, wait, or never? Pure, no IO.
+
+A pipeline of small validators over a frozen ``Snapshot``; each returns
+``Reason`` records. A reason is *blocking* (the request can never be met as
+it stands: refuse) or *waiting* (it fits once others release: pending).
+Every reason carries its numbers and a sentence for the user, e.g.
+``project ml-team gpu.shares: used 3.5 + requested 1 > limit 4 (over by 0.5)``.
+
+Placement (which node, which GPUs) is decided afterwards by
+``quota_service.scheduler`` for admitted requests only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Mapping
+
+from . import slots as slotlib
+from .names import format_amount
+
+ZERO = Decimal(0)
+
+REFUSE = "refuse"
+WAIT = "wait"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a request is refused or pending; ``code`` is a fixed vocabulary."""
+
+    code: str  # slot-limit | sessions | pending-sessions | pending-slots | per-session-gpu | access | session-type | capacity | inactive
+    kind: str  # refuse | wait
+    level: str  # keypair | user | project | domain | resource-group
+    name: str
+    slot: str | None = None
+    used: Decimal | None = None
+    requested: Decimal | None = None
+    limit: Decimal | None = None
+    message: str = ""
+
+    @property
+    def text(self) -> str:
+        if self.message:
+            return self.message
+        f = format_amount
+        over = self.used + self.requested - self.limit
+        return (
+            f"{self.level} {self.name} {self.slot}: used {f(self.used)} + requested "
+            f"{f(self.requested)} > limit {f(self.limit)} (over by {f(over)})"
+        )
+
+    def as_dict(self) -> dict:
+        out = {"code": self.code, "kind": self.kind, "level": self.level, "name": self.name,
+               "text": self.text}
+        for key in ("slot", "used", "requested", "limit"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = format_amount(value) if isinstance(value, Decimal) else value
+        return out
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits of one level (a keypair's policy, a project, a domain...)."""
+
+    level: str
+    name: str
+    slots: Mapping[str, Decimal] = field(default_factory=dict)
+    #: slots the policy does not name: unlimited (False) or zero (True)
+    unspecified_limited: bool = False
+    max_sessions: int | None = None
+    max_pending_sessions: int | None = None
+    max_pending_slots: Mapping[str, Decimal] | None = None
+    max_gpus_per_session: Decimal | None = None
+
+    def limit_of(self, slot: str) -> Decimal | None:
+        if slot in self.slots:
+            return self.slots[slot]
+        return ZERO if self.unspecified_limited else None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a level holds now: running (allocated) and pending."""
+
+    slots: Mapping[str, Decimal] = field(default_factory=dict)
+    sessions: int = 0
+    pending_slots: Mapping[str, Decimal] = field(default_factory=dict)
+    pending_sessions: int = 0
+
+
+@dataclass(frozen=True)
+class Request:
+    user: str
+    keypair: str | None
+    project: str
+    domain: str
+    resource_group: str
+    slots: Mapping[str, Decimal]
+    session_type: str = "interactive"
+    #: True when this request is already in the queue (re-examined)
+    queued: bool = False
+
+
+@dataclass(frozen=True)
+class Group:
+    """The resource group as admission sees it."""
+
+    name: str
+    accessible: bool
+    session_types: frozenset[str]
+    #: the largest free-when-empty capacity of any schedulable node
+    largest_node: Mapping[str, Decimal]
+    #: total capacity of the group's schedulable nodes
+    capacity: Mapping[str, Decimal]
+    used: Mapping[str, Decimal]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything admission reads, taken in one transaction at ``now``."""
+
+    now: dt.datetime
+    levels: tuple[tuple[Limits, Usage], ...]
+    group: Group
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # admit | pending | refuse
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "; ".join(r.text for r in self.reasons)
+
+
+# --- validators ------------------------------------------------------------
+
+def check_group(req: Request, snap: Snapshot) -> list[Reason]:
+    g = snap.group
+    if not g.accessible:
+        return [Reason("access", REFUSE, "resource-group", g.name,
+                       message=f"resource group {g.name} is not available to you")]
+    if req.session_type not in g.session_types:
+        return [Reason("session-type", REFUSE, "resource-group", g.name,
+                       message=f"resource group {g.name} does not run {req.session_type} sessions "
+                       f"(it runs: {', '.join(sorted(g.session_types))})")]
+    return []
+
+
+def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
+    """Refuse what no node of the group could ever hold; wait for the rest."""
+    g = snap.group
+    out = []
+    for slot, amount in sorted(req.slots.items()):
+        if slot == "gpu.shares":
+            biggest = ONE if g.largest_node.get("gpu", ZERO) >= ONE else ZERO
+        else:
+            biggest = g.largest_node.get(slot, ZERO)
+        if amount > biggest:
+            out.append(Reason("capacity", REFUSE, "resource-group", g.name, slot,
+                              message=f"resource group {g.name} {slot}: requested "
+                              f"{format_amount(amount)} > largest node {format_amount(biggest)}"))
+    return out
+
+
+ONE = Decimal(1)
+
+
+def check_per_session(req: Request, snap: Snapshot) -> list[Reason]:
+    out = []
+    asked = slotlib.gpu_devices(req.slots)
+    for limits, _usage in snap.levels:
+        cap = limits.max_gpus_per_session
+        if cap is not None and asked > cap:
+            out.append(Reason("per-session-gpu", REFUSE, limits.level, limits.name, "gpu",
+                              message=f"{limits.level} {limits.name}: at most {format_amount(cap)} "
+                              f"GPUs per session, requested {format_amount(asked)}"))
+    return out
+
+
+def check_limits(req: Request, snap: Snapshot) -> list[Reason]:
+    """Slot totals and session counts at every level."""
+    out = []
+    for limits, usage in snap.levels:
+        for slot, amount in sorted(req.slots.items()):
+            limit = limits.limit_of(slot)
+            if limit is None:
+                continue
+            used = usage.slots.get(slot, ZERO)
+            if amount > limit:
+                out.append(Reason("slot-limit", REFUSE, limits.level, limits.name, slot,
+                                  ZERO, amount, limit))
+            elif used + amount > limit:
+                out.append(Reason("slot-limit", WAIT, limits.level, limits.name, slot,
+                                  used, amount, limit))
+        if limits.max_sessions is not None:
+            if limits.max_sessions == 0:
+                out.append(Reason("sessions", REFUSE, limits.level, limits.name,
+                                  message=f"{limits.level} {limits.name}: no sessions allowed"))
+            elif usage.sessions + 1 > limits.max_sessions:
+                out.append(Reason("sessions", WAIT, limits.level, limits.name,
+                                  message=f"{limits.level} {limits.name}: {usage.sessions} of "
+                                  f"{limits.max_sessions} concurrent sessions running"))
+    return out
+
+
+def check_pending(req: Request, snap: Snapshot) -> list[Reason]:
+    """A request that would wait must fit the pending allowances."""
+    if req.queued:
+        return []
+    out = []
+    for limits, usage in snap.levels:
+        if limits.max_pending_sessions is not None and (
+            usage.pending_sessions + 1 > limits.max_pending_sessions
+        ):
+            out.append(Reason("pending-sessions", REFUSE, limits.level, limits.name,
+                              message=f"{limits.level} {limits.name}: already "
+                              f"{usage.pending_sessions} of {limits.max_pending_sessions} "
+                              "pending sessions"))
+        for slot, cap in sorted((limits.max_pending_slots or {}).items()):
+            used = usage.pending_slots.get(slot, ZERO)
+            amount = req.slots.get(slot, ZERO)
+            if amount and used + amount > cap:
+                out.append(Reason("pending-slots", REFUSE, limits.level, limits.name, slot,
+                                  used, amount, cap,
+                                  message=f"{limits.level} {limits.name} pending {slot}: "
+                                  f"{format_amount(used)} + requested {format_amount(amount)} > "
+                                  f"limit {format_amount(cap)}"))
+    return out
+
+
+def decide(req: Request, snap: Snapshot) -> Decision:
+    """The admission verdict. ``admit`` still needs a node (placement)."""
+    for stage in (check_group, check_capacity, check_per_session):
+        reasons = stage(req, snap)
+        if reasons:
+            return Decision("refuse", tuple(reasons))
+    reasons = check_limits(req, snap)
+    refusals = [r for r in reasons if r.kind == REFUSE]
+    if refusals:
+        return Decision("refuse", tuple(refusals))
+    if reasons:
+        blocking = check_pending(req, snap)
+        if blocking:
+            return Decision("refuse", tuple(blocking))
+        return Decision("pending", tuple(reasons))
+    return Decision("admit")
+
+
+def waiting_for_capacity(req: Request, snap: Snapshot) -> Decision:
+    """Admitted by the limits, but no node has room now: pending."""
+    blocking = check_pending(req, snap)
+    if blocking:
+        return Decision("refuse", tuple(blocking))
+    g = snap.group
+    return Decision("pending", (Reason(
+        "capacity", WAIT, "resource-group", g.name,
+        message=f"resource group {g.name}: no node has room now for "
+        + ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
+        + " (waiting for running sessions to end)",
+    ),))
