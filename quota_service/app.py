@@ -20,14 +20,26 @@ from jupyterhub.services.auth import HubOAuth
 from sqlalchemy import select
 from tornado import web
 from tornado.httpserver import HTTPServer
-from traitlets import Float, Unicode, default
+from traitlets import Bool, Dict, Float, List, Unicode, default
 from traitlets.config import Application
 
-from . import db
+from . import db, ledger
+from .discovery import local_gpus
 from .handlers import browser, openapi
 from .handlers.base import JSONNotFoundHandler
 from .hubsync import HubAPI, HubMirror
-from .models import Domain, Project, Role, User
+from .models import (
+    Device,
+    Domain,
+    Node,
+    Project,
+    ResourceGroup,
+    ResourceGroupGrant,
+    ResourcePolicy,
+    Role,
+    User,
+)
+from .scheduler import BestFit, FirstFit
 
 API_VERSION = "v1"
 
@@ -123,6 +135,41 @@ class HubgridService(Application):
         groups. Every tenancy write also triggers a mirror at once.""",
     ).tag(config=True)
 
+    nodes = List(
+        Dict(),
+        help="""Nodes to register at start (added if missing), e.g.::
+
+            c.HubgridService.nodes = [
+                {"name": "gpu-01", "resource_group": "default",
+                 "capacity": {"cpu": "64", "mem": "512G"},
+                 "devices": [{"index": i, "model": "A100", "memory": 80 * 2**30}
+                             for i in range(8)],
+                 "backend_url": "tcp://gpu-01:2376"},
+            ]
+
+        GPU devices come from here on nodes where NVML cannot run (the same
+        way Backend.AI's mock accelerator declares them).""",
+    ).tag(config=True)
+
+    register_local_node = Bool(
+        True,
+        help="""Register this machine as a node of the default resource group at
+        first start: its CPUs and memory, and its GPUs found with NVML (none
+        when NVML is unavailable).""",
+    ).tag(config=True)
+
+    placement_strategy = Unicode(
+        "best-fit",
+        help="""How the scheduler picks a node and GPUs: ``best-fit`` or
+        ``first-fit``.""",
+    ).tag(config=True)
+
+    schedule_interval = Float(
+        5.0,
+        help="""Seconds between passes over the pending queues (pending
+        timeouts, head-of-line passes). Releases trigger a pass at once.""",
+    ).tag(config=True)
+
     def clock(self) -> dt.datetime:
         """The service's notion of now (tests may replace it)."""
         return dt.datetime.now(dt.timezone.utc)
@@ -164,6 +211,20 @@ class HubgridService(Application):
                     if self.default_project:
                         s.add(Project(domain=domain, name=self.default_project,
                                       description="Created at first start"))
+            if s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
+                s.add(ResourcePolicy(name="default"))
+            rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == "default"))
+            if rg is None:
+                rg = ResourceGroup(name="default", description="Created at first start")
+                s.add(rg)
+                s.flush()
+                if domain is not None:
+                    rg.grants.append(ResourceGroupGrant(domain_id=domain.id))
+                if self.register_local_node:
+                    self._add_node(s, self.local_node_spec())
+            for spec in self.nodes:
+                if s.scalar(select(Node).where(Node.name == spec["name"])) is None:
+                    self._add_node(s, spec)
             name = self.bootstrap_superadmin
             has_superadmin = s.scalar(select(User).where(User.role == Role.superadmin))
             if name and domain is not None and has_superadmin is None:
@@ -173,6 +234,64 @@ class HubgridService(Application):
                 else:
                     user.role = Role.superadmin
                 self.log.info("made %s the first superadmin", name)
+
+    @staticmethod
+    def local_node_spec() -> dict:
+        import socket
+
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return {
+            "name": socket.gethostname().lower() or "localhost",
+            "resource_group": "default",
+            "capacity": {"cpu": str(os.cpu_count() or 1), "mem": str(mem)},
+            "devices": local_gpus(),
+            "backend_url": "",
+        }
+
+    def _add_node(self, s, spec: dict) -> None:
+        from .schemas import NodeCreate, parse
+
+        body = parse(NodeCreate, spec)
+        rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
+        if rg is None:
+            raise ValueError(f"node {body.name}: no resource group {body.resource_group!r}")
+        s.add(Node(
+            name=body.name, resource_group=rg, capacity=body.capacity,
+            schedulable=body.schedulable, backend_url=body.backend_url,
+            devices=[Device(index=d.index, model=d.model, memory=d.memory) for d in body.devices],
+        ))
+        self.log.info("registered node %s in resource group %s", body.name, rg.name)
+
+    @property
+    def strategy(self):
+        return {"best-fit": BestFit, "first-fit": FirstFit}[self.placement_strategy]()
+
+    def schedule_soon(self, resource_group: str | None = None) -> None:
+        self._schedule_wake.set()
+
+    def schedule_now(self) -> list[str]:
+        """One pass over every resource group's pending queue."""
+        admitted: list[str] = []
+        with db.transaction(self.session_factory) as s:
+            groups = list(s.scalars(select(ResourceGroup.name)))
+        for name in groups:
+            with db.ledger_transaction(self.session_factory) as s:
+                admitted += ledger.schedule(s, name, self.clock(), self.strategy)
+        return admitted
+
+    async def _schedule_loop(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._schedule_wake.wait(), timeout=self.schedule_interval)
+            except asyncio.TimeoutError:
+                pass
+            self._schedule_wake.clear()
+            try:
+                admitted = self.schedule_now()
+                if admitted:
+                    self.log.info("admitted from the queue: %s", ", ".join(admitted))
+            except Exception:
+                self.log.exception("scheduling pass failed; will retry")
 
     def init_hub(self) -> None:
         """Hub token authentication and the mirror, when run by a hub.
@@ -205,10 +324,13 @@ class HubgridService(Application):
             xsrf_cookies=False,
         )
 
+    _schedule_wake: asyncio.Event
+
     def initialize(self, argv=None):
         super().initialize(argv)
         if self.config_file:
             self.load_config_file(self.config_file)
+        self._schedule_wake = asyncio.Event()
         self.init_db()
         self.init_hub()
 
@@ -219,12 +341,14 @@ class HubgridService(Application):
         self.log.info("hubgrid service at %s (API %s)", self.service_url, self.api_prefix)
         self.mirror.start()
         self.mirror.request_sync()
+        scheduler = asyncio.ensure_future(self._schedule_loop())
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         server.stop()
+        scheduler.cancel()
         await self.mirror.stop()
 
     def start(self):

@@ -29,6 +29,9 @@ class Principal:
     domain: str
     projects: frozenset[tuple[str, str]] = field(default_factory=frozenset)
     credential: str = "token"  # token | keypair | internal
+    #: the keypair used (credential "keypair") and its resource policy
+    keypair: str | None = None
+    policy: str | None = None
 
     @property
     def is_superadmin(self) -> bool:

@@ -11,10 +11,17 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 
+LOCK_OPTION = "hubgrid_ledger_lock"
+# any constant: the advisory lock that serialises ledger decisions on PostgreSQL
+LEDGER_LOCK_KEY = 0x6875_6267  # "hubg"
+
+
 def make_engine(url: str, **kwargs) -> Engine:
-    """An engine for ``url``; SQLite gets foreign keys and a busy timeout."""
+    """An engine for ``url``; SQLite gets foreign keys, a busy timeout and
+    real transactions (pysqlite's implicit ones would let reads run outside
+    them, so two ledger decisions could read the same free GPU)."""
     if url.startswith("sqlite"):
-        kwargs.setdefault("connect_args", {"timeout": 30})
+        kwargs.setdefault("connect_args", {"timeout": 30, "isolation_level": None})
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
 
@@ -24,6 +31,12 @@ def make_engine(url: str, **kwargs) -> Engine:
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA journal_mode=WAL")
             cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn):
+            # ledger transactions take the write lock up front
+            immediate = conn.get_execution_options().get(LOCK_OPTION)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 
@@ -47,6 +60,25 @@ def downgrade(engine: Engine, revision: str) -> None:
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def ledger_transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A transaction that holds the ledger lock from its first statement:
+    decisions that read free capacity and write allocations never overlap
+    (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE)."""
+    session = factory()
+    try:
+        conn = session.connection(execution_options={LOCK_OPTION: True})
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
 
 
 @contextmanager

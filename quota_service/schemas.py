@@ -8,7 +8,8 @@ document (``quota_service.openapi``).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -139,3 +140,116 @@ def parse(model: type[Body], data: Any) -> Body:
 def changes(body: Body) -> dict[str, Any]:
     """The fields an update body actually sets (null means 'not given')."""
     return {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
+
+
+# --- scheduling (issue #3) ---------------------------------------------------
+
+def _request_slots(value):
+    from . import slots as slotlib
+
+    return slotlib.parse_request(value)
+
+
+def _limit_slots(value):
+    from . import slots as slotlib
+
+    return slotlib.to_text(slotlib.parse_request(value, limits=True))
+
+
+RequestSlots = Annotated[dict[str, Any], BeforeValidator(_request_slots)]
+LimitSlots = Annotated[
+    dict[str, Any], BeforeValidator(_limit_slots),
+    Field(json_schema_extra={"example": {"cpu": "64", "mem": "256G", "gpu": "8"}}),
+]
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+Seconds = Annotated[int, Field(ge=1, le=10 * 365 * 86400)]
+SessionType = Literal["interactive", "batch"]
+GroupNames = list[EntityName]
+
+
+class ResourcePolicyCreate(Body):
+    name: EntityName
+    total_resource_slots: LimitSlots = {}
+    unspecified_limited: StrictBool = False
+    max_concurrent_sessions: Count | None = None
+    max_session_lifetime: Seconds | None = None
+    idle_timeout: Seconds | None = None
+    max_pending_sessions: Count | None = None
+    max_pending_resource_slots: LimitSlots = {}
+    max_gpus_per_session: Annotated[Decimal, Field(ge=0, le=1024, decimal_places=2)] | None = None
+    allowed_resource_groups: GroupNames = []
+    max_vfolder_count: Count | None = None
+    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+
+
+class ResourcePolicyUpdate(Body):
+    total_resource_slots: LimitSlots | None = None
+    unspecified_limited: StrictBool | None = None
+    max_concurrent_sessions: Count | None = None
+    max_session_lifetime: Seconds | None = None
+    idle_timeout: Seconds | None = None
+    max_pending_sessions: Count | None = None
+    max_pending_resource_slots: LimitSlots | None = None
+    max_gpus_per_session: Annotated[Decimal, Field(ge=0, le=1024, decimal_places=2)] | None = None
+    allowed_resource_groups: GroupNames | None = None
+    max_vfolder_count: Count | None = None
+    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+
+
+class ResourceGroupCreate(Body):
+    name: EntityName
+    description: Description = ""
+    active: StrictBool = True
+    session_types: list[SessionType] = ["interactive", "batch"]
+    queue_order: Literal["fifo", "priority", "drf"] = "fifo"
+    hol_passes: Annotated[int, Field(ge=0, le=1000)] = 3
+    pending_timeout: Seconds | None = None
+
+
+class ResourceGroupUpdate(Body):
+    description: Description | None = None
+    active: StrictBool | None = None
+    session_types: list[SessionType] | None = None
+    queue_order: Literal["fifo", "priority", "drf"] | None = None
+    hol_passes: Annotated[int, Field(ge=0, le=1000)] | None = None
+    pending_timeout: Seconds | None = None
+
+
+class Grant(Body):
+    """Exactly one of: a domain, a project (``domain/project``), a user."""
+
+    domain: EntityName | None = None
+    project: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$",
+                                        max_length=129)] | None = None
+    user: UserName | None = None
+
+
+class DeviceSpec(Body):
+    index: Annotated[int, Field(ge=0, le=1023)]
+    model: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+    memory: Annotated[int, Field(ge=0, le=2**50)] = 0
+
+
+class NodeCreate(Body):
+    name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,254}$")]
+    resource_group: EntityName
+    capacity: LimitSlots
+    devices: list[DeviceSpec] = []
+    schedulable: StrictBool = True
+    backend_url: Annotated[StrictStr, Field(max_length=1024)] = ""
+
+
+class NodeUpdate(Body):
+    capacity: LimitSlots | None = None
+    devices: list[DeviceSpec] | None = None
+    schedulable: StrictBool | None = None
+    backend_url: Annotated[StrictStr, Field(max_length=1024)] | None = None
+
+
+class AllocationCreate(Body):
+    project: EntityName
+    resource_group: EntityName
+    slots: RequestSlots
+    gpu_models: list[Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]] = []
+    session_type: SessionType = "interactive"
+    priority: Annotated[int, Field(ge=0, le=100)] = 0

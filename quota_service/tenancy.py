@@ -8,6 +8,7 @@ plain JSON-able dicts. Nothing here knows about HTTP; the caller commits
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from sqlalchemy import select
@@ -189,7 +190,9 @@ def principal_for_keypair(
         if expires <= now:
             raise Unauthenticated("keypair has expired")
     k.last_used_at = now
-    return principal_for(s, k.user, "keypair")
+    return dataclasses.replace(
+        principal_for(s, k.user, "keypair"), keypair=k.access_key, policy=k.resource_policy
+    )
 
 
 def me(s: Session, p: Principal) -> dict:

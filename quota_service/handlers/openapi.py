@@ -12,7 +12,7 @@ import re
 from pydantic import TypeAdapter
 from tornado import web
 
-from . import internal, tenancy
+from . import internal, scheduling, tenancy
 from .base import APIHandler
 
 VERBS = ("get", "post", "put", "patch", "delete")
@@ -44,7 +44,9 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
     for i, part in enumerate(parts):
         if part == "\0":
             base = parts[i - 1].rstrip("s") if i else "name"
-            name = {"keypair": "access_key", "member": "user", "identity": "user"}.get(base, base)
+            name = {"keypair": "access_key", "member": "user", "identity": "user",
+                    "resource-policie": "policy", "resource-group": "group",
+                    "allocation": "allocation_id"}.get(base, base)
             names.append(name)
             out.append("{" + name + "}")
         else:
@@ -136,4 +138,4 @@ routes = [(r"openapi\.json", OpenAPIHandler)]
 
 
 def all_routes():
-    return tenancy.routes + internal.routes + routes
+    return tenancy.routes + scheduling.routes + internal.routes + routes

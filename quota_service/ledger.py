@@ -1,0 +1,459 @@
+"""The allocation ledger: the IO edge around admission and placement.
+
+Every decision reads one snapshot and writes its result in ONE transaction
+that holds the ledger lock (``db.ledger_transaction``), so two racing
+requests can never both take the last GPU or pass a limit. The decisions
+themselves are pure: ``admission.decide`` and the placement strategies of
+``quota_service.scheduler``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import admission, authz
+from . import slots as slotlib
+from .authz import Principal
+from .errors import Hidden, Invalid, NotFound
+from .models import (
+    Allocation,
+    Keypair,
+    Node,
+    Project,
+    ResourceGroup,
+    ResourcePolicy,
+    User,
+)
+from .names import format_amount
+from .scheduler import GPU_MILLI, ClusterState
+from .scheduler import Node as PNode
+from .scheduler import Request as PRequest
+from .scheduler.placement import Decision as Placement
+
+ACTIVE = ("pending", "allocated")
+ZERO = Decimal(0)
+THOUSAND = Decimal(1000)
+
+
+# --- reading the world -----------------------------------------------------
+
+def _aware(t: dt.datetime | None) -> dt.datetime | None:
+    if t is not None and t.tzinfo is None:
+        return t.replace(tzinfo=dt.timezone.utc)
+    return t
+
+
+def policy_of(s: Session, name: str) -> ResourcePolicy | None:
+    return s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
+
+
+def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
+    if pol is None:  # a missing policy limits nothing (and is reported by the API)
+        return admission.Limits(level, name)
+    return admission.Limits(
+        level=level,
+        name=name,
+        slots=slotlib.from_text(pol.total_resource_slots),
+        unspecified_limited=pol.unspecified_limited,
+        max_sessions=pol.max_concurrent_sessions,
+        max_pending_sessions=pol.max_pending_sessions,
+        max_pending_slots=slotlib.from_text(pol.max_pending_resource_slots),
+        max_gpus_per_session=(Decimal(pol.max_gpus_per_session)
+                              if pol.max_gpus_per_session is not None else None),
+    )
+
+
+def usage_of(allocs: list[Allocation]) -> admission.Usage:
+    used: dict[str, Decimal] = {}
+    pending: dict[str, Decimal] = {}
+    sessions = pending_sessions = 0
+    for a in allocs:
+        amounts = slotlib.from_text(a.slots)
+        if a.state == "allocated":
+            used = slotlib.add(used, amounts)
+            sessions += 1
+        elif a.state == "pending":
+            pending = slotlib.add(pending, amounts)
+            pending_sessions += 1
+    return admission.Usage(used, sessions, pending, pending_sessions)
+
+
+def may_use_group(user: User, project: Project, rg: ResourceGroup,
+                  pol: ResourcePolicy | None) -> bool:
+    """Union of grants to the domain, the project and the user (Backend.AI),
+    narrowed by the policy's allowed resource groups when it names any."""
+    if not rg.active:
+        return False
+    if pol is not None and pol.allowed_resource_groups and rg.name not in pol.allowed_resource_groups:
+        return False
+    for g in rg.grants:
+        if (g.domain_id == user.domain_id or g.project_id == project.id
+                or g.user_id == user.id):
+            return True
+    return False
+
+
+def node_capacity(n: Node) -> dict[str, Decimal]:
+    cap = slotlib.from_text(n.capacity)
+    if n.devices:
+        cap["gpu"] = Decimal(len(n.devices))
+    return cap
+
+
+def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -> admission.Group:
+    largest: dict[str, Decimal] = {}
+    capacity: dict[str, Decimal] = {}
+    for n in rg.nodes:
+        if not n.schedulable:
+            continue
+        cap = node_capacity(n)
+        capacity = slotlib.add(capacity, cap)
+        for k, v in cap.items():
+            largest[k] = max(largest.get(k, ZERO), v)
+    used: dict[str, Decimal] = {}
+    for a in running:
+        used = slotlib.add(used, slotlib.from_text(a.slots))
+    return admission.Group(
+        name=rg.name,
+        accessible=accessible,
+        session_types=frozenset(rg.session_types),
+        largest_node=largest,
+        capacity=capacity,
+        used=used,
+    )
+
+
+def cluster_state(rg: ResourceGroup, running: list[Allocation]) -> ClusterState:
+    """The group's nodes with what the allocated sessions hold subtracted."""
+    by_node: dict[int, list[Allocation]] = {}
+    for a in running:
+        if a.node_id is not None:
+            by_node.setdefault(a.node_id, []).append(a)
+    nodes = []
+    for rank, n in enumerate(sorted(rg.nodes, key=lambda n: n.name)):
+        cap = slotlib.from_text(n.capacity)
+        cpu = int(cap.get("cpu", ZERO) * THOUSAND)
+        mem = int(cap.get("mem", ZERO))
+        gpu_free = [GPU_MILLI] * len(n.devices)
+        cpu_free, mem_free = cpu, mem
+        for a in by_node.get(n.id, []):
+            amounts = slotlib.from_text(a.slots)
+            cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
+            mem_free -= int(amounts.get("mem", ZERO))
+            for g in a.gpus:
+                gpu_free[g["index"]] -= int(Decimal(g["share"]) * THOUSAND)
+        models = {d.model for d in n.devices}
+        nodes.append(PNode(
+            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=cpu_free,
+            mem_free=mem_free, gpu_model=min(models) if models else "",
+            gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
+        ))
+    return ClusterState(nodes)
+
+
+def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PRequest:
+    gpus = amounts.get("gpu", ZERO)
+    shares = amounts.get("gpu.shares", ZERO)
+    return PRequest(
+        cpu=int(amounts.get("cpu", ZERO) * THOUSAND),
+        mem=int(amounts.get("mem", ZERO)),
+        num_gpu=int(gpus) if gpus else (1 if shares else 0),
+        gpu_milli=GPU_MILLI if gpus else int(shares * THOUSAND),
+        models=frozenset(models),
+    )
+
+
+# --- the snapshot of one request --------------------------------------------
+
+class Context:
+    """The rows one request is judged against, read in its transaction."""
+
+    def __init__(self, s: Session, user: User, project: Project, rg: ResourceGroup,
+                 policy_name: str, credential: str):
+        self.user, self.project, self.rg = user, project, rg
+        self.domain = user.domain
+        self.policy = policy_of(s, policy_name)
+        self.policy_name = policy_name
+        self.credential = credential
+        active = list(s.scalars(
+            select(Allocation).where(Allocation.domain_id == self.domain.id,
+                                     Allocation.state.in_(ACTIVE))
+        ))
+        self.active = active
+        self.rg_running = list(s.scalars(
+            select(Allocation).where(Allocation.resource_group_id == rg.id,
+                                     Allocation.state == "allocated")
+        ))
+
+    def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
+        mine = [a for a in self.active if a.id != exclude]
+        levels = (
+            (policy_limits("user", self.user.name, self.policy),
+             usage_of([a for a in mine if a.user_id == self.user.id])),
+            (admission.Limits(
+                "project", self.project.name,
+                slots=slotlib.from_text(self.project.total_resource_slots),
+                max_sessions=self.project.max_concurrent_sessions),
+             usage_of([a for a in mine if a.project_id == self.project.id])),
+            (admission.Limits("domain", self.domain.name,
+                              slots=slotlib.from_text(self.domain.total_resource_slots)),
+             usage_of(mine)),
+        )
+        accessible = may_use_group(self.user, self.project, self.rg, self.policy)
+        return admission.Snapshot(now=now, levels=levels,
+                                  group=group_view(self.rg, accessible, self.rg_running))
+
+
+def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, ResourceGroup]:
+    user = s.scalar(select(User).where(User.name == p.name))
+    domain = user.domain
+    if (domain.name, body.project) not in p.projects:
+        raise Hidden(f"project {domain.name}/{body.project} not found")
+    project = s.scalar(select(Project).where(Project.domain_id == domain.id,
+                                             Project.name == body.project))
+    if project is None or not project.active:
+        raise Invalid(f"project {body.project!r} is not active")
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
+    if rg is None:
+        raise Hidden(f"resource group {body.resource_group!r} not found")
+    return user, project, rg
+
+
+def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
+             queued: bool = False, exclude: str | None = None):
+    """(decision, placement or None) for one request, with no writes."""
+    req = admission.Request(
+        user=ctx.user.name, keypair=None, project=ctx.project.name,
+        domain=ctx.domain.name, resource_group=ctx.rg.name, slots=amounts,
+        session_type=session_type, queued=queued,
+    )
+    snap = ctx.snapshot(now, exclude)
+    decision = admission.decide(req, snap)
+    if decision.verdict != "admit":
+        return decision, None
+    state = cluster_state(ctx.rg, ctx.rg_running)
+    placement = strategy.choose(state, placement_request(amounts, models))
+    if placement is None:
+        return admission.waiting_for_capacity(req, snap), None
+    return decision, placement
+
+
+# --- models ------------------------------------------------------------------
+
+def allocation_model(s: Session, a: Allocation) -> dict:
+    node = s.get(Node, a.node_id) if a.node_id else None
+    user = s.get(User, a.user_id)
+    project = s.get(Project, a.project_id)
+    return {
+        "id": a.id,
+        "user": user.name,
+        "domain": user.domain.name,
+        "project": project.name,
+        "resource_group": s.get(ResourceGroup, a.resource_group_id).name,
+        "session_type": a.session_type,
+        "slots": a.slots,
+        "gpu_models": a.gpu_models,
+        "state": a.state,
+        "node": node.name if node else None,
+        "backend_url": node.backend_url if node else None,
+        "gpus": a.gpus,
+        "reasons": a.reasons,
+        "created_at": _iso(a.created_at),
+        "admitted_at": _iso(a.admitted_at),
+        "released_at": _iso(a.released_at),
+        "release_reason": a.release_reason,
+    }
+
+
+def _iso(t):
+    t = _aware(t)
+    return t.isoformat() if t else None
+
+
+def placement_gpus(placement: Placement) -> list[dict]:
+    return [{"index": i, "share": format_amount(Decimal(m) / THOUSAND)} for i, m in placement.gpus]
+
+
+def _node_id(rg: ResourceGroup, name: str) -> int:
+    return next(n.id for n in rg.nodes if n.name == name)
+
+
+# --- the verbs ---------------------------------------------------------------
+
+def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False) -> dict:
+    """Admit and place now, queue as pending, or refuse (Invalid with reasons).
+
+    ``dry_run``: the same judgement, nothing written.
+    """
+    user, project, rg = _lookup_request(s, p, body)
+    amounts = dict(body.slots)
+    ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential)
+    decision, placement = evaluate(ctx, amounts, body.gpu_models, body.session_type, now, strategy)
+    ahead = blocking_queue(s, rg)
+    if placement is not None and ahead:
+        # earlier requests wait for capacity: do not overtake them
+        placement = None
+        decision = admission.Decision("pending", (admission.Reason(
+            "queue", admission.WAIT, "resource-group", rg.name,
+            message=f"resource group {rg.name}: queued behind {ahead} earlier request(s) "
+            "waiting for capacity"),))
+    reasons = [r.as_dict() for r in decision.reasons]
+    if dry_run:
+        return {
+            "verdict": decision.verdict,
+            "fits_now": placement is not None,
+            "node": placement.node if placement else None,
+            "gpus": placement_gpus(placement) if placement else [],
+            "reasons": reasons,
+        }
+    if decision.verdict == "refuse":
+        raise Invalid(decision.text, detail=reasons)
+    a = Allocation(
+        id=str(uuid.uuid4()), user_id=user.id, keypair=p.keypair, project_id=project.id,
+        domain_id=user.domain_id, resource_group_id=rg.id, session_type=body.session_type,
+        slots=slotlib.to_text(amounts), gpu_models=sorted(body.gpu_models),
+        priority=body.priority, created_at=now, reasons=reasons,
+        state="allocated" if placement else "pending",
+    )
+    if placement is not None:
+        a.node_id = _node_id(rg, placement.node)
+        a.gpus = placement_gpus(placement)
+        a.admitted_at = now
+        a.reasons = []
+    s.add(a)
+    s.flush()
+    return allocation_model(s, a)
+
+
+def blocking_queue(s: Session, rg: ResourceGroup) -> int:
+    """How many pending requests of the group still hold the head of the line."""
+    pending = s.scalars(select(Allocation).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending"))
+    return sum(
+        1 for a in pending
+        if a.passes <= rg.hol_passes and a.reasons
+        and all(r["level"] == "resource-group" for r in a.reasons)
+    )
+
+
+def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
+    a = s.get(Allocation, alloc_id)
+    if a is None:
+        raise NotFound(f"allocation {alloc_id!r} not found")
+    owner = s.get(User, a.user_id)
+    if not authz.can_see_user(p, owner.name, owner.domain.name):
+        raise Hidden(f"allocation {alloc_id!r} not found")
+    return a
+
+
+def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str) -> dict:
+    """End an allocation (or cancel a pending one). Idempotent."""
+    a = visible_allocation(s, p, alloc_id)
+    if a.state in ACTIVE:
+        a.state = "released" if a.state == "allocated" else "cancelled"
+        a.released_at = now
+        a.release_reason = reason[:255]
+        s.flush()
+    return allocation_model(s, a)
+
+
+def list_allocations(s: Session, p: Principal, state: str | None, user: str | None) -> list[dict]:
+    q = select(Allocation).order_by(Allocation.created_at)
+    if state:
+        q = q.where(Allocation.state == state)
+    out = []
+    for a in s.scalars(q):
+        owner = s.get(User, a.user_id)
+        if user and owner.name != user:
+            continue
+        if authz.can_see_user(p, owner.name, owner.domain.name):
+            out.append(allocation_model(s, a))
+    return out
+
+
+# --- the queue ---------------------------------------------------------------
+
+def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allocation]):
+    if rg.queue_order == "priority":
+        return sorted(pending, key=lambda a: (-a.priority, _aware(a.created_at), a.id))
+    if rg.queue_order == "drf":
+        return drf_order(rg, pending, running)
+    return sorted(pending, key=lambda a: (_aware(a.created_at), a.id))
+
+
+def drf_order(rg, pending, running):
+    """Dominant resource fairness: the user holding the smallest dominant
+    share of the group's capacity goes first."""
+    capacity = group_view(rg, True, []).capacity
+    held: dict[int, dict[str, Decimal]] = {}
+    for a in running:
+        held[a.user_id] = slotlib.add(held.get(a.user_id, {}), slotlib.from_text(a.slots))
+
+    def dominant(a):
+        mine = held.get(a.user_id, {})
+        shares = [v / capacity[k] for k, v in mine.items() if capacity.get(k)]
+        return (max(shares, default=ZERO), _aware(a.created_at), a.id)
+
+    return sorted(pending, key=dominant)
+
+
+def schedule(s: Session, rg_name: str, now: dt.datetime, strategy) -> list[str]:
+    """One pass over a group's pending queue; returns the admitted ids.
+
+    Head-of-line: a request that waits for capacity blocks the ones behind it
+    (so a large request is not starved by a stream of small ones) for at most
+    ``hol_passes`` passes; after that it is skipped and smaller requests may
+    go first. Waiting on one's own limits never blocks anybody else.
+    Requests pending longer than the group's ``pending_timeout`` are cancelled.
+    """
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == rg_name))
+    if rg is None:
+        return []
+    pending = list(s.scalars(select(Allocation).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
+    running = list(s.scalars(select(Allocation).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
+    admitted = []
+    for a in queue_order(rg, pending, running):
+        if rg.pending_timeout is not None and (
+            now - _aware(a.created_at)
+        ).total_seconds() > rg.pending_timeout:
+            a.state, a.released_at = "cancelled", now
+            a.release_reason = f"pending longer than {rg.pending_timeout} s"
+            continue
+        user = s.get(User, a.user_id)
+        project = s.get(Project, a.project_id)
+        policy = a.keypair and _keypair_policy(s, a.keypair)
+        ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued")
+        amounts = slotlib.from_text(a.slots)
+        decision, placement = evaluate(ctx, amounts, a.gpu_models, a.session_type, now,
+                                       strategy, queued=True, exclude=a.id)
+        if placement is not None:
+            a.state, a.admitted_at, a.reasons = "allocated", now, []
+            a.node_id = _node_id(rg, placement.node)
+            a.gpus = placement_gpus(placement)
+            s.flush()
+            admitted.append(a.id)
+            continue
+        a.reasons = [r.as_dict() for r in decision.reasons]
+        if decision.verdict == "refuse":  # e.g. its project was deactivated
+            a.state, a.released_at = "cancelled", now
+            a.release_reason = decision.text[:255]
+            continue
+        a.passes += 1
+        waits_for_capacity = all(r.level == "resource-group" for r in decision.reasons)
+        if waits_for_capacity and a.passes <= rg.hol_passes:
+            break  # head of line: hold the others back for now
+    s.flush()
+    return admitted
+
+
+def _keypair_policy(s: Session, access_key: str) -> str | None:
+    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
+    return k.resource_policy if k is not None else None
+
