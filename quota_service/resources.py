@@ -27,7 +27,7 @@ from .models import (
 )
 from .names import format_amount
 from .schemas import changes
-from .tenancy import _flush, _iso
+from .tenancy import _flush, _iso, check_within_domain
 
 
 def require_superadmin(p: Principal, what: str) -> None:
@@ -114,19 +114,6 @@ def delete_policy(s: Session, p: Principal, name: str) -> None:
         raise Conflict(f"resource policy {name!r} is still assigned to users")
     s.delete(pol)
     s.flush()
-
-
-def check_within_domain(s: Session, p: Principal, domain: Domain, limits: dict, what: str) -> None:
-    """A domain admin never sets a limit above the domain's total."""
-    if p.is_superadmin:
-        return
-    total = slotlib.from_text(domain.total_resource_slots)
-    for slot, amount in slotlib.from_text(limits).items():
-        if slot in total and amount > total[slot]:
-            raise Denied(
-                f"{what} {slot} {format_amount(amount)} is above domain {domain.name}'s total "
-                f"{format_amount(total[slot])}"
-            )
 
 
 def check_policy_within_domain(s: Session, p: Principal, domain: Domain, name: str) -> None:

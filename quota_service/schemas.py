@@ -28,9 +28,16 @@ from .models import Role
 
 EntityName = Annotated[StrictStr, AfterValidator(names.check_entity_name)]
 UserName = Annotated[StrictStr, AfterValidator(names.check_user_name)]
+def _limit_slots(value):
+    """A limit map over the registered slot types, amounts as canonical text."""
+    from . import slots as slotlib
+
+    return slotlib.to_text(slotlib.parse_request(value, limits=True))
+
+
 Slots = Annotated[
     dict[str, Any],
-    BeforeValidator(names.check_slots),
+    BeforeValidator(_limit_slots),
     Field(
         json_schema_extra={
             "additionalProperties": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?$"},
@@ -78,12 +85,14 @@ class ProjectCreate(Body):
     description: Description = ""
     active: StrictBool = True
     total_resource_slots: Slots = {}
+    max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
 
 
 class ProjectUpdate(Body):
     description: Description | None = None
     active: StrictBool | None = None
     total_resource_slots: Slots | None = None
+    max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
 
 
 class UserCreate(Body):
@@ -97,6 +106,7 @@ class UserUpdate(Body):
     domain: EntityName | None = None
     role: Role | None = None
     active: StrictBool | None = None
+    resource_policy: EntityName | None = None
 
 
 class KeypairCreate(Body):
@@ -150,17 +160,8 @@ def _request_slots(value):
     return slotlib.parse_request(value)
 
 
-def _limit_slots(value):
-    from . import slots as slotlib
-
-    return slotlib.to_text(slotlib.parse_request(value, limits=True))
-
-
 RequestSlots = Annotated[dict[str, Any], BeforeValidator(_request_slots)]
-LimitSlots = Annotated[
-    dict[str, Any], BeforeValidator(_limit_slots),
-    Field(json_schema_extra={"example": {"cpu": "64", "mem": "256G", "gpu": "8"}}),
-]
+LimitSlots = Slots
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 Seconds = Annotated[int, Field(ge=1, le=10 * 365 * 86400)]
 SessionType = Literal["interactive", "batch"]

@@ -16,6 +16,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from . import authz, keys
+from . import slots as slotlib
+from .names import format_amount
 from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from .models import Domain, Keypair, Membership, Project, Role, User
@@ -73,6 +75,7 @@ def user_model(u: User) -> dict:
         "domain": u.domain.name,
         "role": u.role.value,
         "active": u.active,
+        "resource_policy": u.resource_policy,
         "projects": sorted(m.project.name for m in u.memberships),
         "created_at": _iso(u.created_at),
     }
@@ -94,6 +97,20 @@ def keypair_model(k: Keypair) -> dict:
 def hub_group_name(domain: str, project: str) -> str:
     """The JupyterHub group that mirrors a project."""
     return f"{domain}.{project}"
+
+
+def check_within_domain(p: Principal, domain: Domain, limits: dict, what: str) -> None:
+    """A domain admin never sets a limit above the domain's total."""
+    if p.is_superadmin:
+        return
+    total = slotlib.from_text(domain.total_resource_slots)
+    for slot, amount in slotlib.from_text(limits).items():
+        if slot in total and amount > total[slot]:
+            raise Denied(
+                f"{what} {slot} {format_amount(amount)} is above domain {domain.name}'s total "
+                f"{format_amount(total[slot])}"
+            )
+
 
 
 # --- lookups ---------------------------------------------------------------
@@ -269,6 +286,7 @@ def get_project(s: Session, p: Principal, domain: str, name: str) -> dict:
 def create_project(s: Session, p: Principal, domain: str, body: ProjectCreate) -> dict:
     d = visible_domain(s, p, domain)
     authz.require_administer(p, domain, "create projects in it")
+    check_within_domain(p, d, body.total_resource_slots, f"project {body.name}")
     if _project(s, domain, body.name) is not None:
         raise Conflict(f"project {domain}/{body.name} already exists")
     proj = Project(domain=d, **body.model_dump())
@@ -282,7 +300,10 @@ def update_project(
 ) -> dict:
     proj = visible_project(s, p, domain, name)
     authz.require_administer(p, domain, "change its projects")
-    for key, value in changes(body).items():
+    change = changes(body)
+    if "total_resource_slots" in change:
+        check_within_domain(p, proj.domain, change["total_resource_slots"], f"project {name}")
+    for key, value in change.items():
         setattr(proj, key, value)
     s.flush()
     return project_model(proj)
@@ -376,6 +397,11 @@ def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
         u.role = change["role"]
     if "active" in change:
         u.active = change["active"]
+    if "resource_policy" in change:
+        from .resources import check_policy_within_domain
+
+        check_policy_within_domain(s, p, u.domain, change["resource_policy"])
+        u.resource_policy = change["resource_policy"]
     s.flush()
     s.refresh(u)
     return user_model(u)

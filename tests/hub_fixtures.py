@@ -222,7 +222,9 @@ def _ok(r: requests.Response, *codes: int) -> dict:
 @pytest.fixture(scope="session")
 def world(hub) -> World:
     """acme: ada (domain admin), alice (user, in acme/ml);
-    globex: gus (domain admin), gina (user, in globex/lab); admin: superadmin."""
+    globex: gus (domain admin), gina (user, in globex/lab); admin: superadmin.
+    Each domain has a resource group ``<domain>-gpu`` with one node
+    ``<domain>-node`` (1000 cpu, 4 A100 GPUs)."""
     for d, p in (("acme", "ml"), ("globex", "lab")):
         _ok(hub.call("POST", "domains", "admin", json={"name": d}), 201)
         _ok(hub.call("POST", f"domains/{d}/projects", "admin", json={"name": p}), 201)
@@ -233,6 +235,14 @@ def world(hub) -> World:
         _ok(hub.call("POST", "users", "admin", json={"name": name, "domain": domain, "role": role}), 201)
     _ok(hub.call("PUT", "domains/acme/projects/ml/members/alice", "admin"), 201)
     _ok(hub.call("PUT", "domains/globex/projects/lab/members/gina", "admin"), 201)
+    for domain in ("acme", "globex"):
+        rg, node = f"{domain}-gpu", f"{domain}-node"
+        _ok(hub.call("POST", "resource-groups", "admin", json={"name": rg}), 201)
+        _ok(hub.call("PUT", f"resource-groups/{rg}/grants", "admin", json={"domain": domain}), 201)
+        _ok(hub.call("POST", "nodes", "admin", json={
+            "name": node, "resource_group": rg, "capacity": {"cpu": "1000", "mem": "4096G"},
+            "devices": [{"index": i, "model": "A100"} for i in range(4)],
+        }), 201)
     keypairs = {}
     for user in ("admin", "ada", "alice", "gus", "gina"):
         kp = _ok(hub.call("POST", "keypairs", "admin", json={"user": user}), 201)

@@ -67,6 +67,38 @@ def nothing(w):
     return {}
 
 
+def tmp_policy(w):
+    name = uniq("pol")
+    assert w.hub.call("POST", "resource-policies", "admin", json={"name": name}).status_code == 201
+    return {"policy": name}
+
+
+def tmp_group(w):
+    name = uniq("rg")
+    assert w.hub.call("POST", "resource-groups", "admin", json={"name": name}).status_code == 201
+    r = w.hub.call("PUT", f"resource-groups/{name}/grants", "admin", json={"domain": "acme"})
+    assert r.status_code == 201
+    return {"group": name}
+
+
+def tmp_node(w):
+    name = uniq("node")
+    r = w.hub.call("POST", "nodes", "admin", json={
+        "name": name, "resource_group": "acme-gpu", "capacity": {"cpu": "1", "mem": "1G"},
+        "schedulable": False})
+    assert r.status_code == 201
+    return {"node": name}
+
+
+SESSION = {"project": "ml", "resource_group": "acme-gpu", "slots": {"cpu": "1", "mem": "1G"}}
+
+
+def alice_allocation(w):
+    r = w.hub.call("POST", "allocations", "alice", json=SESSION)
+    assert r.status_code == 201, r.text
+    return {"allocation": r.json()["id"]}
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -122,6 +154,44 @@ CASES = [
     ("delete-keypair", "DELETE", "keypairs/{key}", None, tmp_alice_key,
      expect(404, alice=204, ada=204, admin=204)),
     ("read-audit", "GET", "audit", None, nothing, expect(403, ada=200, gus=200, admin=200)),
+    ("list-policies", "GET", "resource-policies", None, nothing, expect(200)),
+    ("create-policy", "POST", "resource-policies", lambda: {"name": uniq("p")}, nothing,
+     expect(403, admin=201)),
+    ("get-policy", "GET", "resource-policies/default", None, nothing, expect(200)),
+    ("update-policy", "PATCH", "resource-policies/{policy}", {"max_concurrent_sessions": 3},
+     tmp_policy, expect(404, ada=403, gus=403, admin=200)),
+    ("delete-policy", "DELETE", "resource-policies/{policy}", None, tmp_policy,
+     expect(404, ada=403, gus=403, admin=204)),
+    ("list-groups", "GET", "resource-groups", None, nothing, expect(200)),
+    ("create-group", "POST", "resource-groups", lambda: {"name": uniq("g")}, nothing,
+     expect(403, admin=201)),
+    ("get-group", "GET", "resource-groups/acme-gpu", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-group", "PATCH", "resource-groups/acme-gpu", {"description": "A"}, nothing,
+     expect(404, alice=403, ada=403, admin=200)),
+    ("delete-group", "DELETE", "resource-groups/{group}", None, tmp_group,
+     expect(404, alice=403, ada=403, admin=204)),
+    ("grant-group", "PUT", "resource-groups/{group}/grants", {"user": "alice"}, tmp_group,
+     expect(404, alice=403, ada=403, admin=201)),
+    ("revoke-group", "DELETE", "resource-groups/{group}/grants", {"domain": "acme"}, tmp_group,
+     expect(404, alice=403, ada=403, admin=204)),
+    ("list-nodes", "GET", "nodes", None, nothing, expect(200)),
+    ("create-node", "POST", "nodes", lambda: {"name": uniq("n"), "resource_group": "acme-gpu",
+                                              "capacity": {"cpu": "1"}}, nothing,
+     expect(403, admin=201)),
+    ("get-node", "GET", "nodes/acme-node", None, nothing,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-node", "PATCH", "nodes/{node}", {"backend_url": "tcp://x:2376"}, tmp_node,
+     expect(404, alice=403, ada=403, admin=200)),
+    ("delete-node", "DELETE", "nodes/{node}", None, tmp_node,
+     expect(404, alice=403, ada=403, admin=204)),
+    ("create-allocation", "POST", "allocations", SESSION, nothing, expect(404, alice=201)),
+    ("dry-run-allocation", "POST", "allocations/dry-run", SESSION, nothing, expect(404, alice=200)),
+    ("list-allocations", "GET", "allocations", None, nothing, expect(200)),
+    ("get-allocation", "GET", "allocations/{allocation}", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("release-allocation", "DELETE", "allocations/{allocation}", None, alice_allocation,
+     expect(404, alice=204, ada=204, admin=204)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     ("internal-login", "POST", "internal/login",
      {"username": "alice", "success": True}, nothing, expect(401)),

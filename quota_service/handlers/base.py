@@ -15,6 +15,7 @@ from typing import Any
 
 from jupyterhub.services.auth import HubOAuthenticated, UserNotAllowed
 from tornado import web
+from tornado.ioloop import IOLoop
 
 from .. import audit, tenancy
 from ..authz import Principal
@@ -201,10 +202,15 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             target=self.audit_target or self.request.path,
             detail=exc.message if isinstance(exc, ApiError) else self.audit_detail,
         )
+        # after the handler's own transaction has ended (finish() may run
+        # inside it): on SQLite two writers in one thread would deadlock
+        IOLoop.current().add_callback(self._record, rec, method)
+
+    def _record(self, rec: audit.Record, method: str) -> None:
         try:
             audit.record(self.service.session_factory, rec, self.now())
         except Exception:
-            self.log.exception("could not write the access log for %s %s", method, self.request.path)
+            self.log.exception("could not write the access log for %s %s", method, rec.target)
 
     def audit_action(self, method: str) -> str:
         return f"{self.resource}.{ {'POST': 'create', 'PUT': 'put', 'PATCH': 'update', 'DELETE': 'delete'}.get(method, 'read')}"

@@ -47,7 +47,8 @@ class PolicyHandler(APIHandler):
         self.audit_target = name
         body = parse(ResourcePolicyUpdate, self.json_body())
         with self.transaction() as s:
-            self.finish_json(resources.update_policy(s, self.principal, name, body))
+            model = resources.update_policy(s, self.principal, name, body)
+        self.finish_json(model)
 
     def delete(self, name):
         self.audit_target = name
@@ -85,7 +86,8 @@ class GroupHandler(APIHandler):
         self.audit_target = name
         body = parse(ResourceGroupUpdate, self.json_body())
         with self.transaction() as s:
-            self.finish_json(resources.update_group(s, self.principal, name, body))
+            model = resources.update_group(s, self.principal, name, body)
+        self.finish_json(model)
 
     def delete(self, name):
         self.audit_target = name
@@ -145,7 +147,8 @@ class NodeHandler(APIHandler):
         self.audit_target = name
         body = parse(NodeUpdate, self.json_body())
         with self.transaction() as s:
-            self.finish_json(resources.update_node(s, self.principal, name, body))
+            model = resources.update_node(s, self.principal, name, body)
+        self.finish_json(model)
         self.service.schedule_soon()
 
     def delete(self, name):
