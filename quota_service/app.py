@@ -20,10 +20,11 @@ from jupyterhub.services.auth import HubOAuth
 from sqlalchemy import select
 from tornado import web
 from tornado.httpserver import HTTPServer
-from traitlets import Bool, Dict, Float, List, Unicode, default
+from traitlets import Bool, Dict, Float, Integer, List, Unicode, default
 from traitlets.config import Application
 
 from . import db, ledger
+from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
 from .handlers.base import JSONNotFoundHandler
@@ -39,7 +40,7 @@ from .models import (
     Role,
     User,
 )
-from .scheduler import BestFit, FirstFit
+from .scheduler import BestFit, FirstFit, Hubgrid, WorkloadProfile
 
 API_VERSION = "v1"
 
@@ -159,9 +160,20 @@ class HubgridService(Application):
     ).tag(config=True)
 
     placement_strategy = Unicode(
-        "best-fit",
-        help="""How the scheduler picks a node and GPUs: ``best-fit`` or
-        ``first-fit``.""",
+        "hubgrid",
+        help="""How the scheduler picks a node and GPUs: ``hubgrid`` (the
+        default: fragmentation-aware packing against the mix of requests this
+        cluster has seen, see docs/scheduling.md), ``best-fit`` or ``first-fit``.""",
+    ).tag(config=True)
+
+    profile_window = Integer(
+        2000,
+        help="""How many recent requests describe the expected workload for the
+        ``hubgrid`` strategy (re-read every ``profile_refresh`` seconds).""",
+    ).tag(config=True)
+
+    profile_refresh = Float(
+        600.0, help="Seconds between rebuilds of the workload profile."
     ).tag(config=True)
 
     schedule_interval = Float(
@@ -262,9 +274,31 @@ class HubgridService(Application):
         ))
         self.log.info("registered node %s in resource group %s", body.name, rg.name)
 
+    _strategy = None
+    _strategy_built: float = 0.0
+
     @property
     def strategy(self):
-        return {"best-fit": BestFit, "first-fit": FirstFit}[self.placement_strategy]()
+        """The placement strategy; ``hubgrid``'s workload profile is rebuilt
+        from the ledger every ``profile_refresh`` seconds."""
+        import time
+
+        if self.placement_strategy != "hubgrid":
+            return {"best-fit": BestFit, "first-fit": FirstFit}[self.placement_strategy]()
+        if self._strategy is None or time.monotonic() - self._strategy_built > self.profile_refresh:
+            self._strategy = Hubgrid(self.workload_profile())
+            self._strategy_built = time.monotonic()
+        return self._strategy
+
+    def workload_profile(self) -> WorkloadProfile | None:
+        from .models import Allocation
+
+        with db.transaction(self.session_factory) as s:
+            rows = list(s.scalars(select(Allocation).order_by(Allocation.created_at.desc())
+                                  .limit(self.profile_window)))
+            requests = [ledger.placement_request(slotlib.from_text(a.slots), a.gpu_models)
+                        for a in rows]
+        return WorkloadProfile.from_requests(requests, 0.95) if requests else None
 
     def schedule_soon(self, resource_group: str | None = None) -> None:
         self._schedule_wake.set()
