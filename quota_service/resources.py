@@ -120,7 +120,7 @@ def check_policy_within_domain(s: Session, p: Principal, domain: Domain, name: s
     pol = s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
     if pol is None:
         raise Invalid(f"resource_policy: no policy named {name!r}")
-    check_within_domain(s, p, domain, pol.total_resource_slots, f"policy {name}")
+    check_within_domain(p, domain, pol.total_resource_slots, f"policy {name}")
 
 
 # --- resource groups -----------------------------------------------------------

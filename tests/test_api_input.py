@@ -150,3 +150,89 @@ def test_openapi_documents_query_parameters(world):  # noqa: F811
     doc = world.hub.call("GET", "openapi.json").json()
     audit = {p["name"] for p in doc["paths"]["/audit"]["get"]["parameters"]}
     assert audit == {"user", "action", "outcome", "since", "until", "limit", "offset"}
+
+
+SESSION = {"project": "ml", "resource_group": "acme-gpu"}
+
+
+@pytest.mark.parametrize(
+    "slots,words",
+    [
+        ({"cpu": "-1"}, "negative"),
+        ({"cpu": "NaN"}, "not a number"),
+        ({"cpu": "1e30"}, "out of range"),
+        ({"mem": "99999999P"}, "maximum"),
+        ({"tpu": 1}, "unknown slot"),
+        ({"gpu.shares": "0.005"}, "multiple of 0.01"),
+        ({"gpu.shares": "1.5"}, "more than one device"),
+        ({"gpu": 1, "gpu.shares": "0.5"}, "not both"),
+        ({"gpu": "0.5"}, "multiple of 1"),
+        ({"cpu": True}, "integer or a decimal string"),
+    ],
+)
+def test_bad_allocation_requests_are_422_and_write_nothing(world, slots, words):  # noqa: F811
+    hub = world.hub
+    before = hub.call("GET", "allocations", "admin").json()
+    r = hub.call("POST", "allocations", "alice", json={**SESSION, "slots": slots})
+    assert r.status_code == 422, r.text
+    assert words in r.json()["message"]
+    assert hub.call("GET", "allocations", "admin").json() == before
+
+
+def test_a_resource_group_the_caller_may_not_use_is_refused(world):  # noqa: F811
+    hub = world.hub
+    before = hub.call("GET", "allocations", "admin").json()
+    r = hub.call("POST", "allocations", "alice",
+                 json={"project": "ml", "resource_group": "globex-gpu", "slots": {"cpu": "1"}})
+    assert r.status_code == 422 and "not available to you" in r.json()["message"]
+    assert r.json()["detail"][0]["code"] == "access"
+    assert hub.call("GET", "allocations", "admin").json() == before
+
+
+def test_pending_request_explains_itself_and_starts_after_a_release(world):  # noqa: F811
+    hub = world.hub
+    name = "q" + uuid.uuid4().hex[:6]
+    assert hub.call("POST", "domains/acme/projects", "ada", json={
+        "name": name, "total_resource_slots": {"gpu": "1"}}).status_code == 201
+    assert hub.call("PUT", f"domains/acme/projects/{name}/members/alice", "ada").status_code == 201
+    body = {"project": name, "resource_group": "acme-gpu", "slots": {"cpu": "1", "gpu": "1"}}
+    first = hub.call("POST", "allocations", "alice", json=body)
+    assert first.status_code == 201 and len(first.json()["gpus"]) == 1
+    second = hub.call("POST", "allocations", "alice", json=body)
+    assert second.status_code == 202
+    why = hub.call("GET", f"allocations/{second.json()['id']}", "alice").json()["reasons"]
+    assert why[0]["text"] == f"project {name} gpu: used 1 + requested 1 > limit 1 (over by 1)"
+    dry = hub.call("POST", "allocations/dry-run", "alice", json=body).json()
+    assert dry["verdict"] == "pending" and not dry["fits_now"]
+    assert hub.call("DELETE", f"allocations/{first.json()['id']}", "alice").status_code == 204
+    import time
+
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        state = hub.call("GET", f"allocations/{second.json()['id']}", "alice").json()["state"]
+        if state == "allocated":
+            break
+        time.sleep(0.2)
+    assert state == "allocated"
+    hub.call("DELETE", f"allocations/{second.json()['id']}", "alice")
+
+
+def test_domain_admin_cannot_set_limits_above_the_domain_total(world):  # noqa: F811
+    hub = world.hub
+    assert hub.call("PATCH", "domains/acme", "admin",
+                    json={"total_resource_slots": {"gpu": "4"}}).status_code == 200
+    try:
+        r = hub.call("PATCH", "domains/acme/projects/ml", "ada",
+                     json={"total_resource_slots": {"gpu": "5"}})
+        assert r.status_code == 403 and "above domain acme's total" in r.json()["message"]
+        assert hub.call("PATCH", "domains/acme/projects/ml", "ada",
+                        json={"total_resource_slots": {"gpu": "4"}}).status_code == 200
+        pol = "big" + uuid.uuid4().hex[:6]
+        assert hub.call("POST", "resource-policies", "admin", json={
+            "name": pol, "total_resource_slots": {"gpu": "8"}}).status_code == 201
+        r = hub.call("PATCH", "users/alice", "ada", json={"resource_policy": pol})
+        assert r.status_code == 403
+        assert hub.call("GET", "users/alice", "admin").json()["resource_policy"] == "default"
+    finally:
+        hub.call("PATCH", "domains/acme/projects/ml", "admin", json={"total_resource_slots": {}})
+        hub.call("PATCH", "domains/acme", "admin", json={"total_resource_slots": {}})
