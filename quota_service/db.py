@@ -63,15 +63,19 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
 
 
 @contextmanager
-def ledger_transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """A transaction that holds the ledger lock from its first statement:
+def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) -> Iterator[Session]:
+    """One unit of work: commit on success, roll back everything on error.
+
+    ``ledger_lock``: hold the ledger lock from the first statement, so
     decisions that read free capacity and write allocations never overlap
-    (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE)."""
+    (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE).
+    """
     session = factory()
     try:
-        conn = session.connection(execution_options={LOCK_OPTION: True})
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
+        if ledger_lock:
+            conn = session.connection(execution_options={LOCK_OPTION: True})
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
         yield session
         session.commit()
     except BaseException:
@@ -81,15 +85,6 @@ def ledger_transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
         session.close()
 
 
-@contextmanager
-def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """One unit of work: commit on success, roll back everything on error."""
-    session = factory()
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
+def ledger_transaction(factory: sessionmaker[Session]):
+    """``transaction`` holding the ledger lock."""
+    return transaction(factory, ledger_lock=True)
