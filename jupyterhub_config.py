@@ -52,8 +52,9 @@ c.SharedPasswordAuthenticator.admin_password = read_or_create_secret(state / "ad
 c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "user-password", 12)
 
 # the embedded demo runs servers as local processes: NOT isolated from each
-# other (the Docker and Slurm spawners are the isolated ones)
-c.JupyterHub.spawner_class = "simple"
+# other (the Docker and Slurm spawners are the isolated ones); hubgrid
+# admits and places each session first
+c.JupyterHub.spawner_class = "hubgrid-local"
 c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 if os.geteuid() == 0:

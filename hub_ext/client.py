@@ -37,6 +37,7 @@ class HubgridClient:
             },
             body=None if body is None else json.dumps(body),
             request_timeout=self.timeout,
+            allow_nonstandard_methods=True,
         )
         try:
             resp = await AsyncHTTPClient().fetch(req)
@@ -62,6 +63,19 @@ class HubgridClient:
 
     async def identity(self, username: str) -> dict:
         return await self._call("GET", "internal/identity/" + quote(username, safe=""))
+
+    async def allocate(self, body: dict) -> dict:
+        """Ask for resources for ``body["user"]``: allocated, pending, or Refused."""
+        return await self._call("POST", "internal/allocations", body)
+
+    async def allocation(self, alloc_id: str) -> dict:
+        return await self._call("GET", "internal/allocations/" + quote(alloc_id, safe=""))
+
+    async def release(self, alloc_id: str, reason: str) -> dict:
+        return await self._call(
+            "DELETE", "internal/allocations/" + quote(alloc_id, safe="")
+            + "?reason=" + quote(reason[:200], safe="")
+        )
 
     async def sync(self) -> dict:
         return await self._call("POST", "internal/sync", {})

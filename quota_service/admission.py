@@ -30,7 +30,7 @@ WAIT = "wait"
 class Reason:
     """Why a request is refused or pending; ``code`` is a fixed vocabulary."""
 
-    code: str  # slot-limit | sessions | pending-sessions | pending-slots | per-session-gpu | access | session-type | capacity | inactive
+    code: str  # slot-limit | sessions | pending-sessions | pending-slots | per-session-gpu | access | session-type | capacity | queue | inactive
     kind: str  # refuse | wait
     level: str  # keypair | user | project | domain | resource-group
     name: str
@@ -116,6 +116,9 @@ class Group:
     #: total capacity of the group's schedulable nodes
     capacity: Mapping[str, Decimal]
     used: Mapping[str, Decimal]
+    #: the capacity of each schedulable node (when known): a request must
+    #: fit within a single node, not just each of its slots within some node
+    nodes: tuple[Mapping[str, Decimal], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,18 +159,30 @@ def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
     g = snap.group
     out = []
     for slot, amount in sorted(req.slots.items()):
-        if slot == "gpu.shares":
-            biggest = ONE if g.largest_node.get("gpu", ZERO) >= ONE else ZERO
-        else:
-            biggest = g.largest_node.get(slot, ZERO)
+        biggest = _room(g.largest_node, slot)
         if amount > biggest:
             out.append(Reason("capacity", REFUSE, "resource-group", g.name, slot,
                               message=f"resource group {g.name} {slot}: requested "
                               f"{format_amount(amount)} > largest node {format_amount(biggest)}"))
+    if not out and g.nodes and not any(
+        all(amount <= _room(node, slot) for slot, amount in req.slots.items())
+        for node in g.nodes
+    ):
+        out.append(Reason("capacity", REFUSE, "resource-group", g.name,
+                          message=f"resource group {g.name}: no node has "
+                          + ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
+                          + " together"))
     return out
 
 
 ONE = Decimal(1)
+
+
+def _room(node: Mapping[str, Decimal], slot: str) -> Decimal:
+    """What an empty node offers of ``slot``; a share needs one GPU."""
+    if slot == "gpu.shares":
+        return ONE if node.get("gpu", ZERO) >= ONE else ZERO
+    return node.get(slot, ZERO)
 
 
 def check_per_session(req: Request, snap: Snapshot) -> list[Reason]:
@@ -262,4 +277,19 @@ def waiting_for_capacity(req: Request, snap: Snapshot) -> Decision:
         message=f"resource group {g.name}: no node has room now for "
         + ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
         + " (waiting for running sessions to end)",
+    ),))
+
+
+def waiting_in_line(req: Request, snap: Snapshot, ahead: int) -> Decision:
+    """Admitted and placeable, but ``ahead`` earlier requests hold the head of
+    the line: pending behind them (a new request that would wait, so the
+    pending allowances apply)."""
+    blocking = check_pending(req, snap)
+    if blocking:
+        return Decision("refuse", tuple(blocking))
+    g = snap.group
+    return Decision("pending", (Reason(
+        "queue", WAIT, "resource-group", g.name,
+        message=f"resource group {g.name}: queued behind {ahead} earlier request(s) "
+        "waiting for capacity",
     ),))

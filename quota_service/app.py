@@ -32,6 +32,7 @@ from .hubsync import HubAPI, HubMirror
 from .models import (
     Device,
     Domain,
+    Membership,
     Node,
     Project,
     ResourceGroup,
@@ -242,7 +243,12 @@ class HubgridService(Application):
             if name and domain is not None and has_superadmin is None:
                 user = s.scalar(select(User).where(User.name == name))
                 if user is None:
-                    s.add(User(name=name, domain=domain, role=Role.superadmin))
+                    user = User(name=name, domain=domain, role=Role.superadmin)
+                    s.add(user)
+                    project = s.scalar(select(Project).where(
+                        Project.domain_id == domain.id, Project.name == self.default_project))
+                    if project is not None:
+                        s.add(Membership(user=user, project=project))
                 else:
                     user.role = Role.superadmin
                 self.log.info("made %s the first superadmin", name)

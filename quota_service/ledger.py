@@ -108,10 +108,12 @@ def node_capacity(n: Node) -> dict[str, Decimal]:
 def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -> admission.Group:
     largest: dict[str, Decimal] = {}
     capacity: dict[str, Decimal] = {}
+    nodes = []
     for n in rg.nodes:
         if not n.schedulable:
             continue
         cap = node_capacity(n)
+        nodes.append(cap)
         capacity = slotlib.add(capacity, cap)
         for k, v in cap.items():
             largest[k] = max(largest.get(k, ZERO), v)
@@ -125,6 +127,7 @@ def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -
         largest_node=largest,
         capacity=capacity,
         used=used,
+        nodes=tuple(nodes),
     )
 
 
@@ -140,17 +143,19 @@ def cluster_state(rg: ResourceGroup, running: list[Allocation]) -> ClusterState:
         cpu = int(cap.get("cpu", ZERO) * THOUSAND)
         mem = int(cap.get("mem", ZERO))
         gpu_free = [GPU_MILLI] * len(n.devices)
+        position = {d.index: i for i, d in enumerate(n.devices)}
         cpu_free, mem_free = cpu, mem
         for a in by_node.get(n.id, []):
             amounts = slotlib.from_text(a.slots)
             cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
             mem_free -= int(amounts.get("mem", ZERO))
             for g in a.gpus:
-                gpu_free[g["index"]] -= int(Decimal(g["share"]) * THOUSAND)
+                gpu_free[position[g["index"]]] -= int(Decimal(g["share"]) * THOUSAND)
         models = {d.model for d in n.devices}
         nodes.append(PNode(
-            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=cpu_free,
-            mem_free=mem_free, gpu_model=min(models) if models else "",
+            # a node shrunk below what runs on it has nothing free (not less)
+            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=max(cpu_free, 0),
+            mem_free=max(mem_free, 0), gpu_model=min(models) if models else "",
             gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
         ))
     return ClusterState(nodes)
@@ -224,14 +229,18 @@ def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, Reso
     return user, project, rg
 
 
-def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
-             queued: bool = False, exclude: str | None = None):
-    """(decision, placement or None) for one request, with no writes."""
-    req = admission.Request(
+def admission_request(ctx: Context, amounts, session_type, queued: bool = False):
+    return admission.Request(
         user=ctx.user.name, keypair=None, project=ctx.project.name,
         domain=ctx.domain.name, resource_group=ctx.rg.name, slots=amounts,
         session_type=session_type, queued=queued,
     )
+
+
+def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
+             queued: bool = False, exclude: str | None = None):
+    """(decision, placement or None) for one request, with no writes."""
+    req = admission_request(ctx, amounts, session_type, queued)
     snap = ctx.snapshot(now, exclude)
     decision = admission.decide(req, snap)
     if decision.verdict != "admit":
@@ -275,12 +284,20 @@ def _iso(t):
     return t.isoformat() if t else None
 
 
-def placement_gpus(placement: Placement) -> list[dict]:
-    return [{"index": i, "share": format_amount(Decimal(m) / THOUSAND)} for i, m in placement.gpus]
+def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
+    """The GPUs of a placement by device index (placement counts positions
+    in the node's device list, which need not start at 0 or be contiguous)."""
+    devices = _node(rg, placement.node).devices
+    return [{"index": devices[i].index, "share": format_amount(Decimal(m) / THOUSAND)}
+            for i, m in placement.gpus]
+
+
+def _node(rg: ResourceGroup, name: str) -> Node:
+    return next(n for n in rg.nodes if n.name == name)
 
 
 def _node_id(rg: ResourceGroup, name: str) -> int:
-    return next(n.id for n in rg.nodes if n.name == name)
+    return _node(rg, name).id
 
 
 # --- the verbs ---------------------------------------------------------------
@@ -298,17 +315,15 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
     if placement is not None and ahead:
         # earlier requests wait for capacity: do not overtake them
         placement = None
-        decision = admission.Decision("pending", (admission.Reason(
-            "queue", admission.WAIT, "resource-group", rg.name,
-            message=f"resource group {rg.name}: queued behind {ahead} earlier request(s) "
-            "waiting for capacity"),))
+        decision = admission.waiting_in_line(
+            admission_request(ctx, amounts, body.session_type), ctx.snapshot(now), ahead)
     reasons = [r.as_dict() for r in decision.reasons]
     if dry_run:
         return {
             "verdict": decision.verdict,
             "fits_now": placement is not None,
             "node": placement.node if placement else None,
-            "gpus": placement_gpus(placement) if placement else [],
+            "gpus": placement_gpus(rg, placement) if placement else [],
             "reasons": reasons,
         }
     if decision.verdict == "refuse":
@@ -322,7 +337,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
     )
     if placement is not None:
         a.node_id = _node_id(rg, placement.node)
-        a.gpus = placement_gpus(placement)
+        a.gpus = placement_gpus(rg, placement)
         a.admitted_at = now
         a.reasons = []
     s.add(a)
@@ -336,24 +351,32 @@ def blocking_queue(s: Session, rg: ResourceGroup) -> int:
         Allocation.resource_group_id == rg.id, Allocation.state == "pending"))
     return sum(
         1 for a in pending
-        if a.passes <= rg.hol_passes and a.reasons
+        if a.passes < rg.hol_passes and a.reasons
         and all(r["level"] == "resource-group" for r in a.reasons)
     )
 
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
-    a = s.get(Allocation, alloc_id)
-    if a is None:
-        raise NotFound(f"allocation {alloc_id!r} not found")
+    a = get_allocation(s, alloc_id)
     owner = s.get(User, a.user_id)
     if not authz.can_see_user(p, owner.name, owner.domain.name):
         raise Hidden(f"allocation {alloc_id!r} not found")
     return a
 
 
+def get_allocation(s: Session, alloc_id: str) -> Allocation:
+    a = s.get(Allocation, alloc_id)
+    if a is None:
+        raise NotFound(f"allocation {alloc_id!r} not found")
+    return a
+
+
 def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str) -> dict:
-    """End an allocation (or cancel a pending one). Idempotent."""
-    a = visible_allocation(s, p, alloc_id)
+    """End an allocation the caller may see (or cancel a pending one). Idempotent."""
+    return release_allocation(s, visible_allocation(s, p, alloc_id), now, reason)
+
+
+def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str) -> dict:
     if a.state in ACTIVE:
         a.state = "released" if a.state == "allocated" else "cancelled"
         a.released_at = now
@@ -428,15 +451,17 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy) -> list[str]:
             continue
         user = s.get(User, a.user_id)
         project = s.get(Project, a.project_id)
-        policy = a.keypair and _keypair_policy(s, a.keypair)
-        ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued")
-        amounts = slotlib.from_text(a.slots)
-        decision, placement = evaluate(ctx, amounts, a.gpu_models, a.session_type, now,
-                                       strategy, queued=True, exclude=a.id)
+        decision, placement = inactive(user, project), None
+        if decision is None:
+            policy = a.keypair and _keypair_policy(s, a.keypair)
+            ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued")
+            amounts = slotlib.from_text(a.slots)
+            decision, placement = evaluate(ctx, amounts, a.gpu_models, a.session_type, now,
+                                           strategy, queued=True, exclude=a.id)
         if placement is not None:
             a.state, a.admitted_at, a.reasons = "allocated", now, []
             a.node_id = _node_id(rg, placement.node)
-            a.gpus = placement_gpus(placement)
+            a.gpus = placement_gpus(rg, placement)
             s.flush()
             admitted.append(a.id)
             continue
@@ -451,6 +476,16 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy) -> list[str]:
             break  # head of line: hold the others back for now
     s.flush()
     return admitted
+
+
+def inactive(user: User, project: Project) -> admission.Decision | None:
+    """A refusal when the user, their domain or the project was deactivated."""
+    for level, thing in (("domain", user.domain), ("project", project), ("user", user)):
+        if not thing.active:
+            return admission.Decision("refuse", (admission.Reason(
+                "inactive", admission.REFUSE, level, thing.name,
+                message=f"{level} {thing.name} is not active"),))
+    return None
 
 
 def _keypair_policy(s: Session, access_key: str) -> str | None:

@@ -254,3 +254,9 @@ class AllocationCreate(Body):
     gpu_models: list[Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]] = []
     session_type: SessionType = "interactive"
     priority: Annotated[int, Field(ge=0, le=100)] = 0
+
+
+class InternalAllocationCreate(AllocationCreate):
+    """An allocation the hub asks for on behalf of ``user``."""
+
+    user: UserName

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from typing import Mapping
 
 from .names import format_amount, parse_amount
@@ -52,6 +52,11 @@ register(SlotType("gpu", "count", Decimal(1), Decimal(1024), "whole GPU devices"
 register(SlotType("gpu.shares", "share", Decimal("0.01"), Decimal(1),
                   "a fraction of one GPU device", device="gpu"))
 
+# exact arithmetic for sizes and quantum checks: amounts have at most 28
+# digits, so neither a size suffix nor a quotient by a quantum can be rounded
+# (the default context's 28 digits would round, or raise DivisionImpossible)
+_EXACT = Context(prec=100, traps=[InvalidOperation, Overflow, Inexact])
+
 _BYTES = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGTP])i?B?", re.ASCII | re.IGNORECASE)
 _POWERS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 
@@ -60,7 +65,9 @@ def _amount(slot: SlotType, value) -> Decimal:
     if slot.unit == "bytes" and isinstance(value, str):
         m = _BYTES.fullmatch(value.strip())
         if m:
-            return Decimal(m.group(1)) * Decimal(1024) ** _POWERS[m.group(2).upper()]
+            number = parse_amount(slot.name, m.group(1))
+            factor = Decimal(1024) ** _POWERS[m.group(2).upper()]
+            return parse_amount(slot.name, _EXACT.multiply(number, factor))
     return parse_amount(slot.name, value)
 
 
@@ -83,7 +90,7 @@ def parse_request(raw: Mapping, *, limits: bool = False) -> dict[str, Decimal]:
                 f"unknown slot {name!r}; known slots: {', '.join(sorted(_REGISTRY))}"
             )
         amount = _amount(slot, value)
-        if amount % slot.quantum:
+        if _EXACT.remainder(amount, slot.quantum):
             raise ValueError(f"slot {name!r}: {format_amount(amount)} is not a multiple of {slot.quantum}")
         if not limits and amount > slot.maximum:
             if slot.unit == "share":

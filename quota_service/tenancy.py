@@ -421,9 +421,12 @@ def delete_user(s: Session, p: Principal, name: str) -> str:
 
 # --- login (called by the hub's authenticator) ----------------------------
 
-def resolve_login(s: Session, name: str, default_domain: str | None) -> User:
+def resolve_login(
+    s: Session, name: str, default_domain: str | None, default_project: str | None = None
+) -> User:
     """The user logging in; created in ``default_domain`` on first login.
 
+    A user created here joins ``default_project`` of that domain, if it exists.
     Refuses (Denied, with a message for the login page) unknown users when
     the default domain does not allow first-login users, inactive users and
     users of inactive domains.
@@ -444,6 +447,10 @@ def resolve_login(s: Session, name: str, default_domain: str | None) -> User:
         u = User(name=name, domain=d, role=Role.user, active=True)
         s.add(u)
         _flush(s, f"user {name!r} already exists")
+        project = _project(s, d.name, default_project) if default_project else None
+        if project is not None:  # new users start in the default project
+            s.add(Membership(user=u, project=project))
+            s.flush()
     if not u.active:
         raise Denied(f"user {name!r} is deactivated; ask an admin of your domain")
     if not u.domain.active:

@@ -161,6 +161,7 @@ def hub(request, tmp_path_factory):
         "c = get_config()  # noqa\n"
         f"load_subconfig({str(REPO / 'jupyterhub_config.py')!r})\n"
         "c.HubgridAuthenticator.auth_refresh_age = 2\n"
+        "c.Spawner.poll_interval = 2\n"
         "c.JupyterHub.log_level = 'INFO'\n"
     )
     log = open(state / "hub.log", "wb")

@@ -186,16 +186,73 @@ def test_domain_admin_cannot_escalate(world):  # noqa: F811
 
 
 def test_a_new_user_logs_in_and_gets_jupyterlab(hub):  # noqa: F811
-    """The embedded demo as a new user meets it: log in, get a running lab."""
+    """The embedded demo as a new user meets it: log in, pick a project on the
+    spawn form, get a running lab on an allocation that ends with it."""
     name = "lab" + uuid.uuid4().hex[:6]
     browser = hub.login(name).session
-    assert browser.get(hub.url + "/hub/spawn", timeout=60).status_code == 200
+    form = browser.get(hub.url + "/hub/spawn", timeout=60)
+    assert form.status_code == 200
+    assert 'name="project"' in form.text and '<option value="default" selected>' in form.text
+    r = browser.post(hub.url + "/hub/spawn", timeout=60, data={
+        "project": "default", "resource_group": "default", "cpu": "1", "mem": "1G",
+        "gpu": "0", "gpu_shares": "0", "_xsrf": browser.cookies.get("_xsrf")})
+    assert r.status_code == 200
 
     def lab_up():
         r = browser.get(f"{hub.url}/user/{name}/lab", timeout=30)
         return r.status_code == 200 and "JupyterLab" in r.text
 
+    def allocations(state):
+        return hub.call("GET", f"allocations?user={name}&state={state}", "admin").json()
+
     try:
         assert eventually(lab_up, timeout=60, interval=1)
+        held = allocations("allocated")
+        assert len(held) == 1 and held[0]["slots"] == {"cpu": "1", "mem": str(2**30)}
     finally:
         hub.hub_call("DELETE", f"users/{name}/server")
+    assert eventually(lambda: len(allocations("released")) == 1)
+    assert allocations("allocated") == []
+
+
+def test_a_spawn_over_quota_is_refused_with_the_reason_and_leaves_nothing(hub):  # noqa: F811
+    name = "big" + uuid.uuid4().hex[:6]
+    assert hub.login(name).status_code == 302
+    r = hub.hub_call("POST", f"users/{name}/server",
+                     json={"user_options": {"project": "default", "cpu": "100000"}})
+    assert r.status_code in (400, 403, 500), r.text
+    assert "largest node" in r.text
+    assert hub.call("GET", f"allocations?user={name}", "admin").json() == []
+    r = hub.hub_call("POST", f"users/{name}/server", json={"user_options": {"cpu": "-1"}})
+    assert r.status_code == 400 and "invalid options" in r.text
+    r = hub.hub_call("POST", f"users/{name}/server", json={"user_options": {"colour": "red"}})
+    assert r.status_code == 400 and "unknown option" in r.text
+
+
+def test_a_server_that_dies_by_itself_gives_its_allocation_back(hub):  # noqa: F811
+    import os
+    import signal
+
+    import psutil
+
+    name = "die" + uuid.uuid4().hex[:6]
+    assert hub.login(name).status_code == 302
+    r = hub.hub_call("POST", f"users/{name}/server",
+                     json={"user_options": {"cpu": "0.5", "mem": "512M"}})
+    assert r.status_code in (201, 202), r.text
+
+    def server_pid():
+        for proc in psutil.process_iter(["cmdline", "environ"]):
+            env = proc.info.get("environ") or {}
+            if env.get("JUPYTERHUB_USER") == name:
+                return proc.pid
+        return None
+
+    def allocations(state):
+        return hub.call("GET", f"allocations?user={name}&state={state}", "admin").json()
+
+    pid = eventually(server_pid, timeout=60)
+    assert pid and eventually(lambda: len(allocations("allocated")) == 1)
+    os.kill(pid, signal.SIGKILL)
+    assert eventually(lambda: len(allocations("released")) == 1, timeout=30)
+    assert allocations("allocated") == []

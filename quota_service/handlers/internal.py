@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import audit, tenancy
+from .. import audit, db, ledger, tenancy
 from ..errors import ApiError
-from ..schemas import LoginEvent, parse
+from ..schemas import InternalAllocationCreate, LoginEvent, parse
 from .base import APIHandler
 
 
@@ -25,7 +25,8 @@ class LoginHandler(APIHandler):
             return
         try:
             with self.transaction() as s:
-                u = tenancy.resolve_login(s, event.username, self.service.default_domain)
+                u = tenancy.resolve_login(s, event.username, self.service.default_domain,
+                                          self.service.default_project)
                 model = tenancy.identity(s, u)
         except ApiError as e:
             self._record(audit.Record(outcome="denied", status=e.status, detail=e.message, **rec))
@@ -63,4 +64,43 @@ routes = [
     (r"internal/login", LoginHandler),
     (r"internal/identity/([^/]+)", IdentityHandler),
     (r"internal/sync", SyncHandler),
+]
+
+
+class InternalAllocationsHandler(APIHandler):
+    """The hub's spawner asks for resources on behalf of a user."""
+
+    caller_kind = "internal"
+    bodies = {"post": InternalAllocationCreate}
+
+    def post(self):
+        body = parse(InternalAllocationCreate, self.json_body())
+        with db.transaction(self.service.session_factory) as s:
+            p = tenancy.principal_for_hub_user(s, body.user)
+        with db.ledger_transaction(self.service.session_factory) as s:
+            model = ledger.submit(s, p, body, self.now(), self.service.strategy)
+        self.finish_json(model, 201 if model["state"] == "allocated" else 202)
+
+
+class InternalAllocationHandler(APIHandler):
+    """Read or release an allocation (the spawner, on stop or when it died)."""
+
+    caller_kind = "internal"
+    queries = {"delete": {"reason": "why it is released"}}
+
+    def get(self, alloc_id):
+        with db.transaction(self.service.session_factory) as s:
+            self.finish_json(ledger.allocation_model(s, ledger.get_allocation(s, alloc_id)))
+
+    def delete(self, alloc_id):
+        reason = self.get_query_argument("reason", "released by the hub")
+        with db.ledger_transaction(self.service.session_factory) as s:
+            model = ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), self.now(), reason)
+        self.service.schedule_soon(model["resource_group"])
+        self.finish_json(model)
+
+
+routes += [
+    (r"internal/allocations", InternalAllocationsHandler),
+    (r"internal/allocations/([^/]+)", InternalAllocationHandler),
 ]

@@ -1,0 +1,175 @@
+"""HubgridSpawnerMixin: hubgrid admission and placement for any JupyterHub spawner.
+
+Before the wrapped spawner starts anything, the hubgrid service admits and
+places the session (``POST internal/allocations``). While the request is
+pending, progress events show why; a refusal is a SpawnException with the
+service's reason. The allocation id lives in the spawner state; it is
+released exactly once when the server stops or is found dead.
+
+    class MySpawner(HubgridSpawnerMixin, SomeSpawner): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jupyterhub.spawner import SpawnException
+from traitlets import Float, HasTraits, Unicode, default
+
+from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
+
+from .options import OptionsError, options_from_form, parse_options
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
+
+
+class HubgridSpawnerMixin(HasTraits):
+    allocation_id = Unicode(None, allow_none=True)
+
+    pending_poll_interval = Float(
+        1.0, help="Seconds between checks of a pending allocation."
+    ).tag(config=True)
+
+    # -- the service ----------------------------------------------------------
+
+    @property
+    def hubgrid(self) -> HubgridClient:
+        auth = self.authenticator
+        if not hasattr(auth, "service_api_url"):
+            raise SpawnException(
+                "hubgrid spawners need the hubgrid authenticator "
+                "(c.JupyterHub.authenticator_class = 'hubgrid')", reason="config")
+        return HubgridClient(auth.service_api_url, auth.internal_token, auth.service_timeout)
+
+    # -- options --------------------------------------------------------------
+
+    async def _hubgrid_form(self, spawner=None):
+        try:
+            identity = await self.hubgrid.identity(self.user.name)
+        except (Refused, ServiceUnavailable) as e:
+            return f"<p>hubgrid is not available: {e}</p>"
+        return TEMPLATES.get_template("form.html").render(
+            projects=identity["projects"], project=(identity["projects"] or [None])[0],
+            groups=["default"], defaults={"cpu": "1", "mem": "2G"}, quota="",
+        )
+
+    @default("options_form")
+    def _default_options_form(self):
+        return self._hubgrid_form
+
+    def options_from_form(self, formdata):
+        return options_from_form(formdata)
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def _env_of(self, allocation: dict) -> dict:
+        return {
+            "HUBGRID_ALLOCATION": allocation["id"],
+            "HUBGRID_DOMAIN": allocation["domain"],
+            "HUBGRID_PROJECT": allocation["project"],
+            "HUBGRID_RESOURCE_GROUP": allocation["resource_group"],
+            "HUBGRID_NODE": allocation["node"] or "",
+        }
+
+    async def _admit(self) -> dict:
+        try:
+            opts, slots = parse_options(self.user_options)
+        except OptionsError as e:
+            raise SpawnException(f"invalid options: {e}", reason="invalid", status_code=400) from None
+        project = opts.project
+        client = self.hubgrid
+        if project is None:
+            identity = await client.identity(self.user.name)
+            if not identity["projects"]:
+                raise SpawnException("you are not in any project; ask an admin of your domain",
+                                     reason="no-project", status_code=403)
+            project = identity["projects"][0]
+        body = {
+            "user": self.user.name, "project": project, "resource_group": opts.resource_group,
+            "slots": {k: str(v) for k, v in slots.items()}, "gpu_models": opts.gpu_models,
+            "session_type": opts.session_type,
+        }
+        try:
+            allocation = await client.allocate(body)
+        except Refused as e:
+            raise SpawnException(e.message, reason="refused", status_code=403) from None
+        self.allocation_id = allocation["id"]
+        while allocation["state"] == "pending":
+            self._pending = "; ".join(r["text"] for r in allocation["reasons"])
+            await asyncio.sleep(self.pending_poll_interval)
+            allocation = await client.allocation(self.allocation_id)
+        if allocation["state"] != "allocated":
+            reason = allocation.get("release_reason") or allocation["state"]
+            self.allocation_id = None
+            raise SpawnException(f"not started: {reason}", reason="cancelled", status_code=409)
+        self._pending = ""
+        self._apply_allocation(allocation)
+        return allocation
+
+    def _apply_allocation(self, allocation: dict) -> None:
+        slots = {k: Decimal(v) for k, v in allocation["slots"].items()}
+        if "mem" in slots:
+            self.mem_limit = int(slots["mem"])
+        if "cpu" in slots:
+            self.cpu_limit = float(slots["cpu"])  # traitlets' Float, at the backend edge
+        self.environment = {**self.environment, **self._env_of(allocation)}
+
+    async def start(self):
+        await self._admit()
+        try:
+            return await super().start()
+        except BaseException:
+            await self._release("the server failed to start")
+            raise
+
+    async def stop(self, now=False):
+        try:
+            await super().stop(now=now)
+        finally:
+            await self._release("the server stopped")
+
+    async def poll(self):
+        status = await super().poll()
+        if status is not None and self.allocation_id:
+            await self._release("the server is no longer running")
+        return status
+
+    async def _release(self, reason: str) -> None:
+        alloc, self.allocation_id = self.allocation_id, None
+        if alloc:
+            self.log.info("releasing hubgrid allocation %s of %s: %s", alloc, self._log_name, reason)
+            try:
+                await self.hubgrid.release(alloc, reason)
+            except (Refused, ServiceUnavailable) as e:
+                self.log.warning("could not release allocation %s: %s", alloc, e)
+                self.allocation_id = alloc  # try again at the next stop/poll
+
+    async def progress(self):
+        while True:
+            pending = getattr(self, "_pending", "")
+            if pending:
+                yield {"message": f"pending: {pending}"}
+            await asyncio.sleep(self.pending_poll_interval)
+
+    # -- state ----------------------------------------------------------------
+
+    def get_state(self):
+        state = super().get_state()
+        if self.allocation_id:
+            state["hubgrid_allocation"] = self.allocation_id
+        return state
+
+    def load_state(self, state):
+        super().load_state(state)
+        self.allocation_id = state.get("hubgrid_allocation")
+
+    def clear_state(self):
+        # the wrapped spawner clears its state inside its own poll() and
+        # stop(); the allocation is dropped only by _release, exactly once
+        super().clear_state()
