@@ -181,3 +181,14 @@ def tenancy(session_factory) -> World:
                 manager.add_member(s, root, domain, project, name)
     return world
 
+
+@pytest.fixture
+def cluster(tenancy):
+    """A scheduling driver over the tenancy world (see tests/ledger_world.py):
+    no resource groups yet, and an unlimited "default" resource policy, the
+    policy every user has."""
+    from ledger_world import Cluster
+
+    driver = Cluster(tenancy)
+    driver.set_policy("default")
+    return driver
