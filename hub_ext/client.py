@@ -27,7 +27,7 @@ class HubgridClient:
         self.token = internal_token
         self.timeout = timeout
 
-    async def _call(self, method: str, path: str, body=None):
+    async def _call(self, method: str, path: str, body=None, refusals=(403, 404, 409, 422)):
         req = HTTPRequest(
             self.api_url + path,
             method=method,
@@ -42,7 +42,9 @@ class HubgridClient:
         try:
             resp = await AsyncHTTPClient().fetch(req)
         except HTTPClientError as e:
-            if e.code in (401, 403, 404, 422) and e.response is not None:
+            # 401 means our own token is wrong: a fault of the set-up, not
+            # a verdict on the user (it must not log everybody out)
+            if e.code in refusals and e.response is not None:
                 try:
                     message = json.loads(e.response.body)["message"]
                 except (ValueError, KeyError):
@@ -62,7 +64,9 @@ class HubgridClient:
         )
 
     async def identity(self, username: str) -> dict:
-        return await self._call("GET", "internal/identity/" + quote(username, safe=""))
+        """The user's identity; Refused (403) only when hubgrid refuses them."""
+        return await self._call("GET", "internal/identity/" + quote(username, safe=""),
+                                refusals=(403,))
 
     async def allocate(self, body: dict) -> dict:
         """Ask for resources for ``body["user"]``: allocated, pending, or Refused."""

@@ -40,9 +40,15 @@ def render() -> str:
         "# Configuration reference",
         "",
         "Generated from the traitlets help texts by `python -m hub_ext.configdoc`;",
-        "do not edit by hand. Set these in `jupyterhub_config.py` as",
-        "`c.<Class>.<name> = ...` (the service's settings reach it through",
-        "`hub_ext.config.configure` and its environment).",
+        "do not edit by hand.",
+        "",
+        "- `HubgridAuthenticator` settings go in `jupyterhub_config.py`",
+        "  (`c.HubgridAuthenticator.<name> = ...`).",
+        "- `HubgridService` runs as its own process: its settings go in the service's",
+        "  own config file, `hub_ext.config.configure(c, ..., service_config_file=PATH)`,",
+        "  a Python file of `c.HubgridService.<name> = ...` lines (setting them in",
+        "  `jupyterhub_config.py` has no effect). `configure()` itself passes",
+        "  `db_url`, the first superadmin, the default domain and the internal token.",
         "",
     ]
     for cls in CLASSES:

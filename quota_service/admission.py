@@ -197,15 +197,32 @@ def check_per_session(req: Request, snap: Snapshot) -> list[Reason]:
     return out
 
 
+def _limited_amounts(requested, used):
+    """(slot, requested, used) to compare with the limits. A device limit
+    (``gpu``) counts devices whole or shared, so it caps gpu + gpu.shares
+    together; a share limit (``gpu.shares``) caps the shares alone."""
+    reg = slotlib.registry()
+    shares_of = {t.device: name for name, t in reg.items() if t.device}
+    out = []
+    for slot, amount in sorted(requested.items()):
+        held = used.get(slot, ZERO)
+        if slot in shares_of:
+            held += used.get(shares_of[slot], ZERO)
+        out.append((slot, amount, held))
+        device = reg[slot].device if slot in reg else None
+        if device is not None:
+            out.append((device, amount, used.get(device, ZERO) + used.get(slot, ZERO)))
+    return out
+
+
 def check_limits(req: Request, snap: Snapshot) -> list[Reason]:
     """Slot totals and session counts at every level."""
     out = []
     for limits, usage in snap.levels:
-        for slot, amount in sorted(req.slots.items()):
+        for slot, amount, used in _limited_amounts(req.slots, usage.slots):
             limit = limits.limit_of(slot)
             if limit is None:
                 continue
-            used = usage.slots.get(slot, ZERO)
             if amount > limit:
                 out.append(Reason("slot-limit", REFUSE, limits.level, limits.name, slot,
                                   ZERO, amount, limit))

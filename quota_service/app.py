@@ -20,7 +20,7 @@ from jupyterhub.services.auth import HubOAuth
 from sqlalchemy import select
 from tornado import web
 from tornado.httpserver import HTTPServer
-from traitlets import Bool, Dict, Float, Integer, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default
 from traitlets.config import Application
 
 from . import db, ledger
@@ -160,7 +160,8 @@ class HubgridService(Application):
         when NVML is unavailable).""",
     ).tag(config=True)
 
-    placement_strategy = Unicode(
+    placement_strategy = Enum(
+        ["hubgrid", "best-fit", "first-fit"],
         "hubgrid",
         help="""How the scheduler picks a node and GPUs: ``hubgrid`` (the
         default: fragmentation-aware packing against the mix of requests this

@@ -128,9 +128,17 @@ def user_listing_scope(p: Principal) -> str | None:
 
 # --- keypairs --------------------------------------------------------------
 
-def require_manage_keypairs_of(p: Principal, owner: str, owner_domain: str) -> None:
-    """Own keypairs, or any keypair in a domain one administers."""
-    require_see_user(p, owner, owner_domain)
+def can_manage_keypairs_of(p: Principal, owner: str, owner_domain: str, owner_role: Role) -> bool:
+    """Own keypairs, or those of a domain one administers -- but a
+    superadmin's keypairs only to superadmins (a keypair is a login)."""
+    if p.name == owner or p.is_superadmin:
+        return True
+    return p.administers(owner_domain) and owner_role is not Role.superadmin
+
+
+def require_manage_keypairs_of(p: Principal, owner: str, owner_domain: str, owner_role: Role) -> None:
+    if not can_manage_keypairs_of(p, owner, owner_domain, owner_role):
+        raise _not_found("user", owner)
 
 
 def require_set_resource_policy(p: Principal, owner_domain: str) -> None:

@@ -3,7 +3,8 @@
 The service database is the truth; the hub mirrors it. Each domain is a hub
 group named after the domain (all its users), each project a group
 ``<domain>.<project>`` (its members). Groups hubgrid owns are marked with the
-group property ``hubgrid``; groups without it are never touched.
+group property ``hubgrid``; groups of other names are never touched (one that
+already has a desired name is adopted and marked).
 
 ``plan`` is a pure function from the desired and the actual state to a list
 of actions; ``HubMirror`` reads the hub once, plans, applies, and runs again

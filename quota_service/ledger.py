@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from . import admission, authz
 from . import slots as slotlib
 from .authz import Principal
-from .errors import Hidden, Invalid, NotFound
+from .errors import Conflict, Denied, Hidden, Invalid, NotFound
 from .models import (
     Allocation,
     Keypair,
@@ -53,8 +53,8 @@ def policy_of(s: Session, name: str) -> ResourcePolicy | None:
 
 
 def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
-    if pol is None:  # a missing policy limits nothing (and is reported by the API)
-        return admission.Limits(level, name)
+    if pol is None:  # fail closed: a policy that does not exist allows nothing
+        return admission.Limits(level, name, unspecified_limited=True, max_sessions=0)
     return admission.Limits(
         level=level,
         name=name,
@@ -224,8 +224,13 @@ def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, Reso
     if project is None or not project.active:
         raise Invalid(f"project {body.project!r} is not active")
     rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
-    if rg is None:
-        raise Hidden(f"resource group {body.resource_group!r} not found")
+    if rg is None:  # the same answer as for a group one may not use: no leak
+        raise Invalid(f"resource group {body.resource_group} is not available to you",
+                      detail=[{"code": "access", "kind": "refuse", "level": "resource-group",
+                               "name": body.resource_group,
+                               "text": f"resource group {body.resource_group} is not available to you"}])
+    if body.priority and not p.administers(user.domain.name):
+        raise Denied("only an admin of your domain may set a priority")
     return user, project, rg
 
 
@@ -276,6 +281,7 @@ def allocation_model(s: Session, a: Allocation) -> dict:
         "admitted_at": _iso(a.admitted_at),
         "released_at": _iso(a.released_at),
         "release_reason": a.release_reason,
+        "origin": a.origin,
     }
 
 
@@ -302,7 +308,8 @@ def _node_id(rg: ResourceGroup, name: str) -> int:
 
 # --- the verbs ---------------------------------------------------------------
 
-def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False) -> dict:
+def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
+           origin: str = "api") -> dict:
     """Admit and place now, queue as pending, or refuse (Invalid with reasons).
 
     ``dry_run``: the same judgement, nothing written.
@@ -332,7 +339,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         id=str(uuid.uuid4()), user_id=user.id, keypair=p.keypair, project_id=project.id,
         domain_id=user.domain_id, resource_group_id=rg.id, session_type=body.session_type,
         slots=slotlib.to_text(amounts), gpu_models=sorted(body.gpu_models),
-        priority=body.priority, created_at=now, reasons=reasons,
+        priority=body.priority, created_at=now, reasons=reasons, origin=origin,
         state="allocated" if placement else "pending",
     )
     if placement is not None:
@@ -372,8 +379,14 @@ def get_allocation(s: Session, alloc_id: str) -> Allocation:
 
 
 def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str) -> dict:
-    """End an allocation the caller may see (or cancel a pending one). Idempotent."""
-    return release_allocation(s, visible_allocation(s, p, alloc_id), now, reason)
+    """End an allocation the caller may see (or cancel a pending one). Idempotent.
+
+    An allocation held by a hub server is released by the hub when the server
+    stops; through the API it would free a GPU the server still uses."""
+    a = visible_allocation(s, p, alloc_id)
+    if a.origin == "hub" and a.state == "allocated":
+        raise Conflict("this allocation belongs to a running server: stop the server instead")
+    return release_allocation(s, a, now, reason)
 
 
 def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str) -> dict:

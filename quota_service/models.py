@@ -307,3 +307,5 @@ class Allocation(Base):
     admitted_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     released_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     release_reason: Mapped[str] = mapped_column(String(255), default="")
+    #: who holds it: "api" (a client of the API) or "hub" (a hub server)
+    origin: Mapped[str] = mapped_column(String(8), default="api")

@@ -18,6 +18,7 @@ from .models import (
     Allocation,
     Device,
     Domain,
+    Keypair,
     Node,
     Project,
     ResourceGroup,
@@ -110,8 +111,10 @@ def update_policy(s: Session, p: Principal, name: str, body) -> dict:
 def delete_policy(s: Session, p: Principal, name: str) -> None:
     pol = _policy(s, p, name)
     require_superadmin(p, "delete resource policies")
-    if s.scalar(select(User.id).where(User.resource_policy == name).limit(1)):
-        raise Conflict(f"resource policy {name!r} is still assigned to users")
+    if s.scalar(select(User.id).where(User.resource_policy == name).limit(1)) or s.scalar(
+        select(Keypair.id).where(Keypair.resource_policy == name).limit(1)
+    ):
+        raise Conflict(f"resource policy {name!r} is still assigned to users or keypairs")
     s.delete(pol)
     s.flush()
 

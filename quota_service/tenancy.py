@@ -313,7 +313,7 @@ def delete_project(s: Session, p: Principal, domain: str, name: str) -> None:
     proj = visible_project(s, p, domain, name)
     authz.require_administer(p, domain, "delete its projects")
     s.delete(proj)
-    s.flush()
+    _flush(s, f"project {domain}/{name} has sessions in the ledger's history: deactivate it instead")
 
 
 # --- memberships -----------------------------------------------------------
@@ -415,7 +415,7 @@ def delete_user(s: Session, p: Principal, name: str) -> str:
     if u.name == p.name:
         raise Denied("you may not delete yourself")
     s.delete(u)
-    s.flush()
+    _flush(s, f"user {name!r} has sessions in the ledger's history: deactivate them instead")
     return domain
 
 
@@ -497,6 +497,7 @@ def identity_of(s: Session, name: str) -> dict:
 
 def list_keypairs(s: Session, p: Principal, user: str | None = None) -> list[dict]:
     owner = visible_user(s, p, user or p.name)
+    authz.require_manage_keypairs_of(p, owner.name, owner.domain.name, owner.role)
     return [keypair_model(k) for k in sorted(owner.keypairs, key=lambda k: k.created_at)]
 
 
@@ -504,7 +505,7 @@ def _visible_keypair(s: Session, p: Principal, access_key: str) -> Keypair:
     k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
     if k is None:
         raise NotFound(f"keypair {access_key!r} not found")
-    if not authz.can_see_user(p, k.user.name, k.user.domain.name):
+    if not authz.can_manage_keypairs_of(p, k.user.name, k.user.domain.name, k.user.role):
         raise Hidden(f"keypair {access_key!r} not found")
     return k
 
@@ -517,9 +518,12 @@ def create_keypair(
     s: Session, p: Principal, body: KeypairCreate, now: dt.datetime
 ) -> dict:
     owner = visible_user(s, p, body.user or p.name)
-    authz.require_manage_keypairs_of(p, owner.name, owner.domain.name)
+    authz.require_manage_keypairs_of(p, owner.name, owner.domain.name, owner.role)
     if body.resource_policy is not None:
         authz.require_set_resource_policy(p, owner.domain.name)
+        from .resources import check_policy_within_domain
+
+        check_policy_within_domain(s, p, owner.domain, body.resource_policy)
     if body.expires_at is not None and _aware(body.expires_at) <= now:
         raise Invalid("expires_at: must be in the future")
     access_key, secret = keys.new_keypair()
@@ -527,7 +531,7 @@ def create_keypair(
         access_key=access_key,
         secret_hash=keys.hash_secret(secret),
         user=owner,
-        resource_policy=body.resource_policy or "default",
+        resource_policy=body.resource_policy or owner.resource_policy,
         expires_at=body.expires_at,
         created_at=now,
     )
@@ -551,6 +555,10 @@ def update_keypair(
             raise Invalid("expires_at: must be in the future")
     current = _aware(k.expires_at) if k.expires_at is not None else None
     authz.require_change_keypair(p, k.user.domain.name, change, current, expiry_given)
+    if "resource_policy" in change:
+        from .resources import check_policy_within_domain
+
+        check_policy_within_domain(s, p, k.user.domain, change["resource_policy"])
     for key, value in change.items():
         setattr(k, key, value)
     s.flush()

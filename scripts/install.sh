@@ -45,13 +45,31 @@ if [[ "$WITH_POSTGRES" == 1 ]]; then
     fi
 fi
 
-# ---------------------------------------------------------------- Python venv
+# ---------------------------------------------------------------- base tools
+# the project's machines ship Python 3.11 and Node; a bare Debian gets them here
+apt_install() {
+    [[ "$(id -u)" == 0 ]] || die "installing $* needs root"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "$@"
+}
 PYTHON="${PYTHON:-python3}"
+if ! command -v "$PYTHON" >/dev/null 2>&1 || ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    log "installing python3 and python3-venv (apt)"
+    apt_install python3 python3-venv python3-dev
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    log "installing nodejs and npm (apt)"
+    apt_install nodejs npm
+fi
+
+# ---------------------------------------------------------------- Python venv
 VENV="$REPO_ROOT/.venv"
 STAMP="$VENV/.hubgrid-installed"
 
-# A venv whose interpreter no longer runs (e.g. the base Python moved) is rebuilt.
-if [[ -d "$VENV" ]] && ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+# A venv whose interpreter or pip no longer runs (the base Python moved, or a
+# first attempt died half-way) is rebuilt.
+if [[ -d "$VENV" ]] && ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
     log "existing .venv is broken; recreating it"
     rm -rf "$VENV"
 fi

@@ -122,11 +122,15 @@ RULES = {
         outcomes(OK, Denied, Denied, Denied, Denied, Denied),
     ),
     "manage carol's keypairs": (
-        lambda p: authz.require_manage_keypairs_of(p, "carol", "acme"),
+        lambda p: authz.require_manage_keypairs_of(p, "carol", "acme", Role.user),
         outcomes(OK, OK, Hidden, Hidden, Hidden, Hidden),
     ),
+    "manage superadmin root's keypairs (a keypair is a login)": (
+        lambda p: authz.require_manage_keypairs_of(p, "root", "acme", Role.superadmin),
+        outcomes(OK, Hidden, Hidden, Hidden, Hidden, Hidden),
+    ),
     "manage one's own keypairs": (
-        lambda p: authz.require_manage_keypairs_of(p, p.name, p.domain),
+        lambda p: authz.require_manage_keypairs_of(p, p.name, p.domain, p.role),
         outcomes(OK, OK, OK, OK, OK, OK),
     ),
     "set a keypair's resource policy in acme": (

@@ -209,6 +209,9 @@ def test_a_new_user_logs_in_and_gets_jupyterlab(hub):  # noqa: F811
         assert eventually(lab_up, timeout=60, interval=1)
         held = allocations("allocated")
         assert len(held) == 1 and held[0]["slots"] == {"cpu": "1", "mem": str(2**30)}
+        # the server holds it: releasing it by API would free what it still uses
+        r = hub.call("DELETE", f"allocations/{held[0]['id']}", name)
+        assert r.status_code == 409 and "stop the server" in r.json()["message"]
     finally:
         hub.hub_call("DELETE", f"users/{name}/server")
     assert eventually(lambda: len(allocations("released")) == 1)

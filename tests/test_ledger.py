@@ -13,7 +13,7 @@ import datetime as dt
 import pytest
 
 from ledger_world import limit_text
-from quota_service.errors import Hidden, Invalid
+from quota_service.errors import Denied, Hidden, Invalid
 
 # the "gpu" group: two nodes of two GPUs each, granted to domain acme
 GPU_NODES = {"a100-1": ("A100", "A100"), "t4-1": ("T4", "T4")}
@@ -248,7 +248,6 @@ HIDDEN = [
     ("a project of the domain the user is not in", dict(project="web")),
     ("a user in no project", dict(user="bob", project="ml")),
     ("a project of another domain", dict(project="lab")),
-    ("an unknown resource group", dict(group="nope")),
 ]
 
 
@@ -332,16 +331,24 @@ def test_the_queue_is_first_in_first_out(cluster):
 
 def test_a_priority_queue_admits_the_highest_priority_first(cluster):
     solo(cluster, queue_order="priority")
-    a = ask(cluster, group="solo", gpu=2)
-    low = ask(cluster, group="solo", gpu=2, priority=1)
-    high = ask(cluster, group="solo", gpu=2, priority=50)
-    later_high = ask(cluster, group="solo", gpu=2, priority=50)
-    cluster.release("alice", a["id"])
+    cluster.join("ada", "acme", "web")
+    admin = dict(user="ada", project="web", group="solo")  # only admins set priorities
+    a = ask(cluster, gpu=2, **admin)
+    low = ask(cluster, gpu=2, priority=1, **admin)
+    high = ask(cluster, gpu=2, priority=50, **admin)
+    later_high = ask(cluster, gpu=2, priority=50, **admin)
+    cluster.release("ada", a["id"])
     assert cluster.schedule("solo") == [high["id"]]
-    cluster.release("alice", high["id"])
+    cluster.release("ada", high["id"])
     assert cluster.schedule("solo") == [later_high["id"]]
-    cluster.release("alice", later_high["id"])
+    cluster.release("ada", later_high["id"])
     assert cluster.schedule("solo") == [low["id"]]
+
+
+def test_only_admins_set_a_priority(cluster):
+    solo(cluster, queue_order="priority")
+    with pytest.raises(Denied, match="priority"):
+        ask(cluster, group="solo", gpu=1, priority=5)
 
 
 def head_of_line(cluster, hol_passes):
@@ -522,3 +529,8 @@ def test_a_dry_run_names_the_node_and_gpus_a_real_submit_would_get(gpu):
     dry = gpu.submit("alice", "ml", "gpu", slots={"gpu.shares": "0.25"}, dry_run=True)
     real = ask(gpu, gpu_shares="0.25")
     assert (dry["node"], dry["gpus"]) == (real["node"], real["gpus"])
+
+
+def test_an_unknown_resource_group_is_refused_like_one_not_granted(cluster):
+    with pytest.raises(Invalid, match="resource group nope is not available to you"):
+        ask(cluster, group="nope", cpu=1)

@@ -100,7 +100,7 @@ def run(cluster, op, ids: list[str]) -> None:
         _, user, amounts, models, priority = op
         try:
             a = cluster.submit(user, USERS[user], "prop", slots=amounts, gpu_models=models,
-                               priority=priority)
+                               priority=priority if user == "ada" else 0)
         except Invalid:
             return
         ids.append(a["id"])

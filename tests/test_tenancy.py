@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from quota_service import tenancy as manager
 from quota_service.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
-from quota_service.models import Domain, Keypair, Membership, Project, Role, User
+from quota_service.models import Domain, Keypair, Membership, Project, ResourcePolicy, Role, User
 from quota_service.schemas import (
     DomainCreate,
     DomainUpdate,
@@ -521,8 +521,24 @@ def test_users_cannot_set_their_own_resource_policy(tenancy):
 
 
 def test_domain_admin_makes_keypairs_for_their_users_with_a_policy(tenancy):
+    with tenancy.tx() as s:
+        s.add(ResourcePolicy(name="gold"))
     kp = new_keypair(tenancy, "ada", user="alice", resource_policy="gold")
     assert (kp["user"], kp["resource_policy"]) == ("alice", "gold")
+    refused(tenancy, Invalid, manager.create_keypair, tenancy.principal("ada"),
+            KeypairCreate(user="alice", resource_policy="nosuch"), NOW)
+
+
+def test_a_domain_admin_never_holds_a_superadmins_keys(tenancy):
+    """A keypair is a login: minting or reviving root's would make ada root."""
+    ada = tenancy.principal("ada")
+    refused(tenancy, Hidden, manager.create_keypair, ada, KeypairCreate(user="root"), NOW)
+    refused(tenancy, Hidden, manager.list_keypairs, ada, "root")
+    kp = new_keypair(tenancy, "root", user="root")
+    refused(tenancy, Hidden, manager.get_keypair, ada, kp["access_key"])
+    refused(tenancy, Hidden, manager.update_keypair, ada, kp["access_key"],
+            KeypairUpdate(active=True), NOW)
+    refused(tenancy, Hidden, manager.delete_keypair, ada, kp["access_key"])
 
 
 @pytest.mark.parametrize("caller", ["bob", "gus", "gina"])

@@ -41,7 +41,7 @@ def prepare(db_url: str, admit: int) -> str:
     os.environ.pop("JUPYTERHUB_API_TOKEN", None)
     from quota_service import db, keys
     from quota_service.app import HubgridService
-    from quota_service.models import Keypair, Membership, Project, ResourcePolicy, User
+    from quota_service.models import Keypair, ResourcePolicy, User
 
     svc = HubgridService(db_url=db_url, bootstrap_superadmin="bench", register_local_node=False,
                          nodes=[{"name": "bench-node", "resource_group": "default",
@@ -52,8 +52,7 @@ def prepare(db_url: str, admit: int) -> str:
         s.add(ResourcePolicy(name="bench", max_concurrent_sessions=admit, max_pending_sessions=0))
         user = s.scalar(sa.select(User).where(User.name == "bench"))
         user.resource_policy = "bench"
-        project = s.scalar(sa.select(Project).where(Project.name == "default"))
-        s.add(Membership(user=user, project=project))
+        # the bootstrap superadmin is a member of the default project already
         access, secret = keys.new_keypair()
         s.add(Keypair(access_key=access, secret_hash=keys.hash_secret(secret), user=user,
                       resource_policy="bench"))

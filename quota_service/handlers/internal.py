@@ -78,7 +78,7 @@ class InternalAllocationsHandler(APIHandler):
         with db.transaction(self.service.session_factory) as s:
             p = tenancy.principal_for_hub_user(s, body.user)
         with db.ledger_transaction(self.service.session_factory) as s:
-            model = ledger.submit(s, p, body, self.now(), self.service.strategy)
+            model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub")
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
 
 

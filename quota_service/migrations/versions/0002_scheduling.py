@@ -83,6 +83,7 @@ def upgrade() -> None:
     sa.Column('admitted_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('released_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('release_reason', sa.String(length=255), nullable=False),
+    sa.Column('origin', sa.String(length=8), nullable=False),
     sa.ForeignKeyConstraint(['domain_id'], ['domains.id'], ondelete='RESTRICT'),
     sa.ForeignKeyConstraint(['node_id'], ['nodes.id'], ondelete='RESTRICT'),
     sa.ForeignKeyConstraint(['project_id'], ['projects.id'], ondelete='RESTRICT'),
