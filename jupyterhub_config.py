@@ -9,6 +9,8 @@ Everything can be moved with environment variables (all optional):
 - HUBGRID_DB_URL: the service database (SQLite in the state dir; e.g.
   postgresql+psycopg2://hubgrid:SECRET@127.0.0.1/hubgrid)
 - HUBGRID_ADMIN_USER: the first superadmin (admin)
+- HUBGRID_SERVICE_CONFIG: a config file for the hubgrid service
+  (``c.HubgridService.<name> = ...``; see docs/config-reference.md)
 
 Passwords (demo authenticator: JupyterHub's shared-password) are generated
 into the state dir by scripts/run.sh.
@@ -42,6 +44,7 @@ configure(
     service_port=int(os.environ.get("HUBGRID_SERVICE_PORT", "10101")),
     db_url=os.environ.get("HUBGRID_DB_URL") or None,
     bootstrap_superadmin=admin,
+    service_config_file=os.environ.get("HUBGRID_SERVICE_CONFIG") or None,
 )
 
 # demo authenticator: one generated password for the superadmin, one shared by

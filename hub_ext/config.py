@@ -26,6 +26,7 @@ SERVICE_SCOPES = [
     "read:tokens",
     "tokens",
     "read:servers",
+    "admin:server_state",
     "servers",
     "list:users",
     "read:users",

@@ -178,6 +178,13 @@ class HubgridService(Application):
         600.0, help="Seconds between rebuilds of the workload profile."
     ).tag(config=True)
 
+    reconcile_grace = Float(
+        60.0,
+        help="""Seconds a hub-held allocation may exist before the mirror checks
+        that a hub server holds it; older ones no server holds are released
+        (at start, and every ``hub_sync_interval``).""",
+    ).tag(config=True)
+
     schedule_interval = Float(
         5.0,
         help="""Seconds between passes over the pending queues (pending
@@ -344,7 +351,19 @@ class HubgridService(Application):
         token = os.environ.get("JUPYTERHUB_API_TOKEN")
         self.hub_auth = HubOAuth(api_token=token, cache_max_age=10, parent=self) if token else None
         hub = HubAPI(api_url, token) if api_url and token else None
-        self.mirror = HubMirror(self.session_factory, hub, self.hub_sync_interval, self.log)
+        self.mirror = HubMirror(self.session_factory, hub, self.hub_sync_interval, self.log,
+                                reconcile=self.reconcile_hub)
+
+    def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime) -> list[str]:
+        """Release what the hub's servers no longer hold (at start and with
+        every mirror pass), then let the queues use it."""
+        with db.ledger_transaction(self.session_factory) as s:
+            released = ledger.reconcile_hub(s, held, as_of, self.reconcile_grace, self.clock())
+        if released:
+            self.log.info("released %d allocation(s) no hub server holds (it holds %s): %s",
+                          len(released), sorted(held), ", ".join(released))
+            self.schedule_soon()
+        return released
 
     def make_app(self) -> web.Application:
         api = self.api_prefix

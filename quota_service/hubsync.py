@@ -15,6 +15,7 @@ hub's admin panel are undone.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import logging
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ class HubState:
     groups: dict[str, tuple[str | None, frozenset[str]]] = field(default_factory=dict)
     # users who may not use the hub now (inactive, or of an inactive domain)
     inactive: frozenset[str] = frozenset()
+    # allocation ids held by the hub's servers (from their spawner state)
+    held: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -125,12 +128,19 @@ class HubAPI:
             offset = nxt["offset"]
 
     async def state(self) -> HubState:
-        users = frozenset(u["name"] for u in await self._paged("users"))
+        models = await self._paged("users")
+        users = frozenset(u["name"] for u in models)
+        held = frozenset(
+            server["state"]["hubgrid_allocation"]
+            for u in models
+            for server in (u.get("servers") or {}).values()
+            if (server.get("state") or {}).get("hubgrid_allocation")
+        )
         groups = {
             g["name"]: ((g.get("properties") or {}).get(MARK), frozenset(g.get("users", [])))
             for g in await self._paged("groups")
         }
-        return HubState(users=users, groups=groups)
+        return HubState(users=users, groups=groups, held=held)
 
     async def revoke(self, user: str) -> None:
         """End an inactive user's hub access: their tokens and servers."""
@@ -174,8 +184,12 @@ class HubAPI:
 class HubMirror:
     """Runs ``plan`` against the live hub when asked and every ``interval`` s."""
 
-    def __init__(self, session_factory, hub: HubAPI | None, interval: float, log=None):
+    def __init__(self, session_factory, hub: HubAPI | None, interval: float, log=None,
+                 reconcile=None):
         self.session_factory = session_factory
+        #: called with the allocation ids the hub's servers hold, and when
+        #: the hub was read
+        self.reconcile = reconcile
         self.hub = hub
         self.interval = interval
         self.log = log or logging.getLogger(__name__)
@@ -205,6 +219,7 @@ class HubMirror:
         async with self._lock:
             # the hub first: a user the service creates meanwhile is then
             # absent from both, never taken for a stranger and revoked
+            read_at = dt.datetime.now(dt.timezone.utc)
             actual = await self.hub.state()
             with self.session_factory() as s:
                 desired = desired_state(s)
@@ -213,7 +228,11 @@ class HubMirror:
                 self.log.info("hub mirror: %s %s %s", action.verb, action.target,
                               ",".join(action.users))
                 await self.hub.apply(action)
-            return {"actions": [a.__dict__ | {"users": list(a.users)} for a in actions]}
+            # judged as of when the hub was read: what started after that
+            # is not in ``held`` yet and must not be taken for an orphan
+            released = self.reconcile(actual.held, read_at) if self.reconcile else []
+            return {"actions": [a.__dict__ | {"users": list(a.users)} for a in actions],
+                    "released": released}
 
     async def _loop(self) -> None:
         while True:

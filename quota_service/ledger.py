@@ -505,3 +505,20 @@ def _keypair_policy(s: Session, access_key: str) -> str | None:
     k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
     return k.resource_policy if k is not None else None
 
+
+
+def reconcile_hub(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
+                  now: dt.datetime) -> list[str]:
+    """Release hub-held allocations that no hub server holds any more (the
+    server died or was removed while the hub or the service was down).
+    ``held`` is what the hub reported at ``as_of``; allocations made less than
+    ``grace`` seconds before that are left alone: their spawner may not have
+    recorded them yet."""
+    cutoff = as_of - dt.timedelta(seconds=grace)
+    released = []
+    for a in s.scalars(select(Allocation).where(Allocation.origin == "hub",
+                                                Allocation.state.in_(ACTIVE))):
+        if a.id not in held and _aware(a.created_at) < cutoff:
+            release_allocation(s, a, now, "no hub server holds it (reconciled)")
+            released.append(a.id)
+    return released

@@ -156,6 +156,13 @@ def hub(request, tmp_path_factory):
         HUBGRID_PROXY_API_PORT=str(free_port()),
         HUBGRID_SERVICE_PORT=str(free_port()),
     )
+    service_config = state / "service_config.py"
+    service_config.write_text(
+        "c = get_config()  # noqa\n"
+        "c.HubgridService.reconcile_grace = 1\n"
+        "c.HubgridService.log_level = 'INFO'\n"
+    )
+    env["HUBGRID_SERVICE_CONFIG"] = str(service_config)
     config = state / "test_config.py"
     config.write_text(
         "c = get_config()  # noqa\n"

@@ -209,6 +209,10 @@ def test_a_new_user_logs_in_and_gets_jupyterlab(hub):  # noqa: F811
         assert eventually(lab_up, timeout=60, interval=1)
         held = allocations("allocated")
         assert len(held) == 1 and held[0]["slots"] == {"cpu": "1", "mem": str(2**30)}
+        # a mirror pass keeps what a running server holds
+        time.sleep(1.2)
+        assert held[0]["id"] not in hub.sync()["released"]
+        assert allocations("allocated") == held
         # the server holds it: releasing it by API would free what it still uses
         r = hub.call("DELETE", f"allocations/{held[0]['id']}", name)
         assert r.status_code == 409 and "stop the server" in r.json()["message"]
@@ -259,3 +263,18 @@ def test_a_server_that_dies_by_itself_gives_its_allocation_back(hub):  # noqa: F
     os.kill(pid, signal.SIGKILL)
     assert eventually(lambda: len(allocations("released")) == 1, timeout=30)
     assert allocations("allocated") == []
+
+
+def test_an_allocation_no_hub_server_holds_is_released_by_the_reconciler(hub):  # noqa: F811
+    name = "orph" + uuid.uuid4().hex[:6]
+    assert hub.login(name).status_code == 302
+    r = hub.internal("POST", "internal/allocations", json={
+        "user": name, "project": "default", "resource_group": "default",
+        "slots": {"cpu": "0.5", "mem": "256M"}})
+    assert r.status_code == 201, r.text
+    orphan = r.json()["id"]
+    assert orphan not in hub.sync()["released"]  # younger than the grace period
+    time.sleep(1.2)
+    assert orphan in hub.sync()["released"]
+    a = hub.call("GET", f"allocations/{orphan}", "admin").json()
+    assert a["state"] == "released" and "reconciled" in a["release_reason"]
