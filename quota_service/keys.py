@@ -24,6 +24,10 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+#: compared against when an access key is unknown (no secret hashes to it)
+DUMMY_HASH = "0" * 64
+
+
 def secret_matches(secret: str, secret_hash: str) -> bool:
     return hmac.compare_digest(hash_secret(secret), secret_hash)
 

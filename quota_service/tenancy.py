@@ -196,7 +196,9 @@ def principal_for_keypair(
     s: Session, access_key: str, secret: str, now: dt.datetime
 ) -> Principal:
     k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
-    if k is None or not keys.secret_matches(secret, k.secret_hash):
+    # compare even for an unknown key, so timing does not tell which keys exist
+    matches = keys.secret_matches(secret, k.secret_hash if k is not None else keys.DUMMY_HASH)
+    if k is None or not matches:
         raise Unauthenticated("invalid keypair")
     if not k.active:
         raise Unauthenticated("keypair is inactive")
@@ -249,7 +251,10 @@ def create_domain(s: Session, p: Principal, body: DomainCreate) -> dict:
 def update_domain(s: Session, p: Principal, name: str, body: DomainUpdate) -> dict:
     d = visible_domain(s, p, name)
     authz.require_manage_domains(p)
-    for key, value in changes(body).items():
+    change = changes(body)
+    if change.get("active") is False and d.name == p.domain:
+        raise Denied("you may not deactivate your own domain: it would lock you out")
+    for key, value in change.items():
         setattr(d, key, value)
     s.flush()
     return domain_model(d)

@@ -666,3 +666,11 @@ def test_owner_may_restrict_but_not_relax_their_keypair(tenancy):
     assert update(ada, active=True, expires_at=None)["expires_at"] is None
     with pytest.raises(Invalid, match="future"):
         update(ada, expires_at=NOW - HOUR)
+
+
+def test_a_superadmin_cannot_deactivate_their_own_domain(tenancy):
+    refused(tenancy, Denied, manager.update_domain, tenancy.principal("root"), "acme",
+            DomainUpdate(active=False))
+    with tenancy.tx() as s:
+        assert manager.update_domain(s, tenancy.principal("root"), "globex",
+                                     DomainUpdate(active=False))["active"] is False

@@ -66,7 +66,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     async def prepare(self):
         await self.authenticate()
-        allowed = set(self.queries.get(self.request.method.lower(), {})) | {"token"}
+        allowed = set(self.queries.get(self.request.method.lower(), {}))
         unknown = sorted(set(self.request.query_arguments) - allowed)
         if unknown:
             raise Invalid(f"unknown query parameter(s): {', '.join(unknown)}")
@@ -223,7 +223,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
 
 class JSONNotFoundHandler(APIHandler):
-    """Unknown API paths: a JSON 404, after authentication like the rest."""
+    """Unknown API paths: a JSON 404 (nothing to authenticate for)."""
 
     resource = "api"
 

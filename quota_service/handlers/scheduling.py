@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ledger, resources
 from ..db import ledger_transaction
+from ..errors import Hidden
 from ..schemas import (
     AllocationCreate,
     Grant,
@@ -197,7 +198,9 @@ class DryRunHandler(APIHandler):
                                            self.service.strategy, dry_run=True))
 
     def on_finish(self):
-        pass  # a question, not a write
+        # a question, not a write: only a denial is worth a record
+        if self.get_status() in (401, 403) or isinstance(getattr(self, "_api_error", None), Hidden):
+            super().on_finish()
 
 
 class AllocationHandler(APIHandler):
