@@ -283,30 +283,27 @@ def decide(req: Request, snap: Snapshot) -> Decision:
     return Decision("admit")
 
 
-def waiting_for_capacity(req: Request, snap: Snapshot) -> Decision:
-    """Admitted by the limits, but no node has room now: pending."""
+def _waiting(req: Request, snap: Snapshot, code: str, message: str) -> Decision:
+    """Pending for a reason of the group's (a new request that would wait,
+    so the pending allowances apply)."""
     blocking = check_pending(req, snap)
     if blocking:
         return Decision("refuse", tuple(blocking))
-    g = snap.group
-    return Decision("pending", (Reason(
-        "capacity", WAIT, "resource-group", g.name,
-        message=f"resource group {g.name}: no node has room now for "
-        + ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
-        + " (waiting for running sessions to end)",
-    ),))
+    return Decision("pending", (Reason(code, WAIT, "resource-group", snap.group.name,
+                                       message=message),))
+
+
+def waiting_for_capacity(req: Request, snap: Snapshot) -> Decision:
+    """Admitted by the limits, but no node has room now: pending."""
+    asked = ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
+    return _waiting(req, snap, "capacity",
+                    f"resource group {snap.group.name}: no node has room now for {asked} "
+                    "(waiting for running sessions to end)")
 
 
 def waiting_in_line(req: Request, snap: Snapshot, ahead: int) -> Decision:
     """Admitted and placeable, but ``ahead`` earlier requests hold the head of
-    the line: pending behind them (a new request that would wait, so the
-    pending allowances apply)."""
-    blocking = check_pending(req, snap)
-    if blocking:
-        return Decision("refuse", tuple(blocking))
-    g = snap.group
-    return Decision("pending", (Reason(
-        "queue", WAIT, "resource-group", g.name,
-        message=f"resource group {g.name}: queued behind {ahead} earlier request(s) "
-        "waiting for capacity",
-    ),))
+    the line: pending behind them."""
+    return _waiting(req, snap, "queue",
+                    f"resource group {snap.group.name}: queued behind {ahead} earlier "
+                    "request(s) waiting for capacity")
