@@ -102,6 +102,8 @@ class Request:
     session_type: str = "interactive"
     #: True when this request is already in the queue (re-examined)
     queued: bool = False
+    #: allowed GPU models; empty: any
+    gpu_models: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -111,14 +113,16 @@ class Group:
     name: str
     accessible: bool
     session_types: frozenset[str]
-    #: the largest free-when-empty capacity of any schedulable node
+    #: the largest capacity of any node (a drained node counts: it comes back)
     largest_node: Mapping[str, Decimal]
     #: total capacity of the group's schedulable nodes
     capacity: Mapping[str, Decimal]
     used: Mapping[str, Decimal]
-    #: the capacity of each schedulable node (when known): a request must
-    #: fit within a single node, not just each of its slots within some node
+    #: the capacity of each node (when known): a request must fit within a
+    #: single node, not just each of its slots within some node
     nodes: tuple[Mapping[str, Decimal], ...] = ()
+    #: the GPU models of each node, in the order of ``nodes``
+    node_models: tuple[frozenset[str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,9 +168,16 @@ def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
             out.append(Reason("capacity", REFUSE, "resource-group", g.name, slot,
                               message=f"resource group {g.name} {slot}: requested "
                               f"{format_amount(amount)} > largest node {format_amount(biggest)}"))
-    if not out and g.nodes and not any(
+    nodes = g.nodes
+    if req.gpu_models and slotlib.gpu_devices(req.slots) and g.node_models:
+        nodes = tuple(n for n, models in zip(g.nodes, g.node_models) if models & req.gpu_models)
+        if not nodes:
+            return [Reason("capacity", REFUSE, "resource-group", g.name, "gpu",
+                           message=f"resource group {g.name}: no node has GPU model "
+                           + " or ".join(sorted(req.gpu_models)))]
+    if not out and nodes and not any(
         all(amount <= _room(node, slot) for slot, amount in req.slots.items())
-        for node in g.nodes
+        for node in nodes
     ):
         out.append(Reason("capacity", REFUSE, "resource-group", g.name,
                           message=f"resource group {g.name}: no node has "
@@ -223,9 +234,9 @@ def check_limits(req: Request, snap: Snapshot) -> list[Reason]:
             limit = limits.limit_of(slot)
             if limit is None:
                 continue
-            if amount > limit:
+            if amount > limit:  # can never fit, whatever is released
                 out.append(Reason("slot-limit", REFUSE, limits.level, limits.name, slot,
-                                  ZERO, amount, limit))
+                                  used, amount, limit))
             elif used + amount > limit:
                 out.append(Reason("slot-limit", WAIT, limits.level, limits.name, slot,
                                   used, amount, limit))

@@ -108,15 +108,16 @@ def node_capacity(n: Node) -> dict[str, Decimal]:
 def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -> admission.Group:
     largest: dict[str, Decimal] = {}
     capacity: dict[str, Decimal] = {}
-    nodes = []
+    nodes, models = [], []
     for n in rg.nodes:
-        if not n.schedulable:
-            continue
         cap = node_capacity(n)
+        # a drained node still counts for "could this ever fit": it comes back
         nodes.append(cap)
-        capacity = slotlib.add(capacity, cap)
+        models.append(frozenset(d.model for d in n.devices))
         for k, v in cap.items():
             largest[k] = max(largest.get(k, ZERO), v)
+        if n.schedulable:
+            capacity = slotlib.add(capacity, cap)
     used: dict[str, Decimal] = {}
     for a in running:
         used = slotlib.add(used, slotlib.from_text(a.slots))
@@ -128,6 +129,7 @@ def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -
         capacity=capacity,
         used=used,
         nodes=tuple(nodes),
+        node_models=tuple(models),
     )
 
 
@@ -234,18 +236,19 @@ def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, Reso
     return user, project, rg
 
 
-def admission_request(ctx: Context, amounts, session_type, queued: bool = False):
+def admission_request(ctx: Context, amounts, session_type, queued: bool = False,
+                      models=()):
     return admission.Request(
         user=ctx.user.name, keypair=None, project=ctx.project.name,
         domain=ctx.domain.name, resource_group=ctx.rg.name, slots=amounts,
-        session_type=session_type, queued=queued,
+        session_type=session_type, queued=queued, gpu_models=frozenset(models),
     )
 
 
 def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
              queued: bool = False, exclude: str | None = None):
     """(decision, placement or None) for one request, with no writes."""
-    req = admission_request(ctx, amounts, session_type, queued)
+    req = admission_request(ctx, amounts, session_type, queued, models)
     snap = ctx.snapshot(now, exclude)
     decision = admission.decide(req, snap)
     if decision.verdict != "admit":
@@ -323,7 +326,8 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         # earlier requests wait for capacity: do not overtake them
         placement = None
         decision = admission.waiting_in_line(
-            admission_request(ctx, amounts, body.session_type), ctx.snapshot(now), ahead)
+            admission_request(ctx, amounts, body.session_type, models=body.gpu_models),
+            ctx.snapshot(now), ahead)
     reasons = [r.as_dict() for r in decision.reasons]
     if dry_run:
         return {

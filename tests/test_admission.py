@@ -379,3 +379,25 @@ def test_a_decision_text_joins_its_reasons():
 def test_the_same_snapshot_gives_the_same_decision():
     snap = snapshot(user(slots(gpu=2), slots(gpu=2)), project(max_sessions=3, sessions=3))
     assert decide(request(gpu=1), snap) == decide(request(gpu=1), snap)
+
+
+def test_a_gpu_model_no_node_has_is_refused_not_queued():
+    a100 = {"cpu": D(32), "mem": D(128 * GiB), "gpu": D(4)}
+    t4 = {"cpu": D(16), "mem": D(64 * GiB), "gpu": D(2)}
+    grp = group(nodes=(a100, t4), node_models=(frozenset({"A100"}), frozenset({"T4"})))
+    req = Request(user="alice", keypair=None, project="ml-team", domain="acme",
+                  resource_group="gpu", slots=slots(gpu=1), gpu_models=frozenset({"H100"}))
+    assert verdict(req, user(), group=grp) == ("refuse", ["resource group gpu: no node has GPU model H100"])
+    # the model narrows the nodes: 4 GPUs only on the A100 node
+    t4_only = Request(user="alice", keypair=None, project="ml-team", domain="acme",
+                      resource_group="gpu", slots=slots(gpu=4), gpu_models=frozenset({"T4"}))
+    assert verdict(t4_only, user(), group=grp) == ("refuse", [
+        "resource group gpu: no node has gpu 4 together"])
+    cpu_only = Request(user="alice", keypair=None, project="ml-team", domain="acme",
+                       resource_group="gpu", slots=slots(cpu=1), gpu_models=frozenset({"H100"}))
+    assert verdict(cpu_only, user(), group=grp) == ("admit", [])
+
+
+def test_a_refusal_above_a_limit_shows_what_is_in_use():
+    assert verdict(request(gpu=3), project(slots(gpu=2), slots(gpu=1))) == ("refuse", [
+        "project ml-team gpu: used 1 + requested 3 > limit 2 (over by 2)"])

@@ -470,7 +470,7 @@ REFUSED_IN_QUEUE = [
      "resource group gpu is not available to you"),
     ("its project limit was lowered below the request",
      lambda c: c.set_project("acme", "ml", slots={"gpu": 0}),
-     "project ml gpu: used 0 + requested 1 > limit 0 (over by 1)"),
+     "project ml gpu: used 2 + requested 1 > limit 0 (over by 3)"),  # 2 running
     ("its project was deactivated", lambda c: c.set_project("acme", "ml", active=False),
      "project ml is not active"),
     ("its user was deactivated", lambda c: c.set_user("alice", active=False),
@@ -534,3 +534,16 @@ def test_a_dry_run_names_the_node_and_gpus_a_real_submit_would_get(gpu):
 def test_an_unknown_resource_group_is_refused_like_one_not_granted(cluster):
     with pytest.raises(Invalid, match="resource group nope is not available to you"):
         ask(cluster, group="nope", cpu=1)
+
+
+def test_draining_the_only_big_node_keeps_big_requests_waiting(cluster):
+    """A drained node comes back: requests only it can hold wait, not fail."""
+    solo(cluster, gpus=4)
+    with cluster.world.tx() as s:
+        from quota_service.models import Node
+
+        s.query(Node).filter(Node.name == "solo-1").one().schedulable = False
+    a = ask(cluster, group="solo", gpu=4)
+    assert a["state"] == "pending"
+    assert cluster.schedule("solo") == []
+    assert cluster.get(a["id"])["state"] == "pending"
