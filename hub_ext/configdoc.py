@@ -12,8 +12,9 @@ import sys
 
 from authenticator import HubgridAuthenticator
 from quota_service.app import HubgridService
+from spawner import HubgridSpawnerMixin
 
-CLASSES = [HubgridService, HubgridAuthenticator]
+CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin]
 
 # defaults that depend on the environment are shown as what they read
 DYNAMIC = {
@@ -43,7 +44,8 @@ def render() -> str:
         "do not edit by hand.",
         "",
         "- `HubgridAuthenticator` settings go in `jupyterhub_config.py`",
-        "  (`c.HubgridAuthenticator.<name> = ...`).",
+        "  (`c.HubgridAuthenticator.<name> = ...`); so do the spawner mixin's",
+        "  (`c.HubgridSpawnerMixin.<name>`, or under the spawner class used).",
         "- `HubgridService` runs as its own process: its settings go in the service's",
         "  own config file, `hub_ext.config.configure(c, ..., service_config_file=PATH)`,",
         "  a Python file of `c.HubgridService.<name> = ...` lines (setting them in",

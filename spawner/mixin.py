@@ -17,10 +17,12 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from jupyterhub.spawner import SpawnException
-from traitlets import Float, HasTraits, Unicode, default
+from traitlets import Enum, Float, Unicode, default
+from traitlets.config import Configurable
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
 
+from .builders import GPU, MODES, gpu_environment
 from .options import OptionsError, options_from_form, parse_options
 
 TEMPLATES = Environment(
@@ -29,8 +31,20 @@ TEMPLATES = Environment(
 )
 
 
-class HubgridSpawnerMixin(HasTraits):
+class HubgridSpawnerMixin(Configurable):
+    """hubgrid admission, placement and release for any JupyterHub spawner."""
+
     allocation_id = Unicode(None, allow_none=True)
+
+    gpu_sharing_mode = Enum(
+        list(MODES),
+        "framework",
+        help="""How a fractional GPU allocation is enforced in the session:
+        ``mps`` (NVIDIA MPS per-client limits; needs the MPS daemon on the
+        node), ``hami`` (HAMi-core style limits; only for images that preload
+        that library) or ``framework`` (memory caps the ML frameworks honour;
+        cooperative). See spawner/builders.py for what each isolates.""",
+    ).tag(config=True)
 
     pending_poll_interval = Float(
         1.0, help="Seconds between checks of a pending allocation."
@@ -118,7 +132,10 @@ class HubgridSpawnerMixin(HasTraits):
             self.mem_limit = int(slots["mem"])
         if "cpu" in slots:
             self.cpu_limit = float(slots["cpu"])  # traitlets' Float, at the backend edge
-        self.environment = {**self.environment, **self._env_of(allocation)}
+        gpus = tuple(GPU(g["index"], Decimal(g["share"]), g.get("memory", 0))
+                     for g in allocation["gpus"])
+        self.environment = {**self.environment, **self._env_of(allocation),
+                            **gpu_environment(gpus, self.gpu_sharing_mode)}
 
     async def start(self):
         await self._admit()

@@ -260,6 +260,10 @@ def test_a_server_that_dies_by_itself_gives_its_allocation_back(hub):  # noqa: F
 
     pid = eventually(server_pid, timeout=60)
     assert pid and eventually(lambda: len(allocations("allocated")) == 1)
+    env = psutil.Process(pid).environ()
+    assert env["HUBGRID_ALLOCATION"] == allocations("allocated")[0]["id"]
+    assert env["HUBGRID_PROJECT"] == "default"
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "void"  # no GPU allocated: none visible
     os.kill(pid, signal.SIGKILL)
     assert eventually(lambda: len(allocations("released")) == 1, timeout=30)
     assert allocations("allocated") == []

@@ -1,0 +1,125 @@
+"""The pure container builders, compared with plain data (no Docker needed)."""
+
+from __future__ import annotations
+
+from decimal import Decimal as D
+
+import pytest
+
+from spawner.builders import (
+    GPU,
+    Mount,
+    SessionSpec,
+    container_config,
+    device_requests,
+    gpu_environment,
+)
+
+GiB = 2**30
+A100 = 80 * GiB
+
+
+def spec(**kw) -> SessionSpec:
+    base = dict(allocation="a-1", user="alice", domain="acme", project="ml",
+                image="hubgrid/base:1", cpu=D("2.5"), mem=8 * GiB)
+    base.update(kw)
+    return SessionSpec(**base)
+
+
+def test_no_gpu_hides_every_device():
+    assert gpu_environment((), "mps") == {"NVIDIA_VISIBLE_DEVICES": "void",
+                                          "CUDA_VISIBLE_DEVICES": ""}
+    assert device_requests(()) == []
+
+
+def test_whole_gpus_expose_exactly_the_allocated_ids():
+    gpus = (GPU(1, D(1), A100), GPU(3, D(1), A100))
+    assert gpu_environment(gpus, "mps") == {"NVIDIA_VISIBLE_DEVICES": "1,3",
+                                            "CUDA_VISIBLE_DEVICES": "1,3"}
+    assert device_requests(gpus) == [
+        {"Driver": "nvidia", "DeviceIDs": ["1", "3"], "Capabilities": [["gpu"]]}]
+
+
+@pytest.mark.parametrize("mode,expected", [
+    ("mps", {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25",
+             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=20480M"}),
+    ("hami", {"CUDA_DEVICE_SM_LIMIT": "25", "CUDA_DEVICE_MEMORY_LIMIT": "20480m"}),
+    ("framework", {"XLA_PYTHON_CLIENT_MEM_FRACTION": "0.25", "TF_FORCE_GPU_ALLOW_GROWTH": "true",
+                   "HUBGRID_GPU_MEMORY_FRACTION": "0.25"}),
+])
+def test_a_share_gets_the_enforcement_of_its_mode(mode, expected):
+    env = gpu_environment((GPU(2, D("0.25"), A100),), mode)
+    assert env == {"NVIDIA_VISIBLE_DEVICES": "2", "CUDA_VISIBLE_DEVICES": "2", **expected}
+
+
+def test_a_share_of_a_gpu_of_unknown_memory_limits_compute_only():
+    assert "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT" not in gpu_environment((GPU(0, D("0.5")),), "mps")
+
+
+def test_shares_round_down_never_up():
+    env = gpu_environment((GPU(0, D("0.33"), 3 * GiB),), "hami")
+    assert env["CUDA_DEVICE_SM_LIMIT"] == "33"
+    assert env["CUDA_DEVICE_MEMORY_LIMIT"] == f"{int(3 * 1024 * 33 // 100)}m"
+
+
+def test_unknown_mode_and_shares_across_devices_are_refused():
+    with pytest.raises(ValueError, match="unknown GPU sharing mode"):
+        gpu_environment((GPU(0, D("0.5")),), "magic")
+    with pytest.raises(ValueError, match="ONE device"):
+        gpu_environment((GPU(0, D("0.5")), GPU(1, D("0.5"))), "mps")
+
+
+def test_container_config_carries_limits_labels_and_no_privileges():
+    cfg = container_config(spec(
+        gpus=(GPU(0, D("0.5"), A100),), gpu_mode="mps",
+        mounts=(Mount("/srv/vf/alice/data", "/home/jovyan/data", read_only=True),),
+        env=(("JUPYTERHUB_USER", "alice"),),
+    ))
+    assert cfg == {
+        "Image": "hubgrid/base:1",
+        "User": "1000:100",
+        "Env": [
+            "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50",
+            "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40960M",
+            "CUDA_VISIBLE_DEVICES=0",
+            "JUPYTERHUB_USER=alice",
+            "NVIDIA_VISIBLE_DEVICES=0",
+        ],
+        "Labels": {"hubgrid.allocation": "a-1", "hubgrid.user": "alice",
+                   "hubgrid.domain": "acme", "hubgrid.project": "ml"},
+        "HostConfig": {
+            "NanoCpus": 2_500_000_000,
+            "Memory": 8 * GiB,
+            "MemorySwap": 8 * GiB,
+            "PidsLimit": 4096,
+            "Privileged": False,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["0"],
+                                "Capabilities": [["gpu"]]}],
+            "Mounts": [{"Type": "bind", "Source": "/srv/vf/alice/data",
+                        "Target": "/home/jovyan/data", "ReadOnly": True}],
+        },
+    }
+
+
+def test_the_allocation_environment_cannot_be_overridden_by_extra_env():
+    cfg = container_config(spec(gpus=(GPU(1, D(1)),), env=(("CUDA_VISIBLE_DEVICES", "0,1,2,3"),)))
+    assert "CUDA_VISIBLE_DEVICES=1" in cfg["Env"]
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3" not in cfg["Env"]
+
+
+def test_the_spawner_applies_the_allocation_limits_and_gpu_environment():
+    from spawner import HubgridLocalProcessSpawner
+
+    sp = HubgridLocalProcessSpawner(gpu_sharing_mode="hami")
+    sp._apply_allocation({
+        "id": "a-9", "domain": "acme", "project": "ml", "resource_group": "gpu", "node": "n1",
+        "slots": {"cpu": "1.5", "mem": str(4 * GiB), "gpu.shares": "0.5"},
+        "gpus": [{"index": 3, "share": "0.5", "memory": 16 * GiB}],
+    })
+    assert (sp.cpu_limit, sp.mem_limit) == (1.5, 4 * GiB)
+    assert {k: sp.environment[k] for k in ("HUBGRID_ALLOCATION", "CUDA_VISIBLE_DEVICES",
+                                           "CUDA_DEVICE_SM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT")} == {
+        "HUBGRID_ALLOCATION": "a-9", "CUDA_VISIBLE_DEVICES": "3",
+        "CUDA_DEVICE_SM_LIMIT": "50", "CUDA_DEVICE_MEMORY_LIMIT": "8192m"}
