@@ -23,14 +23,13 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default
 from traitlets.config import Application
 
-from . import db, ledger
+from . import db, ledger, resources
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
 from .handlers.base import JSONNotFoundHandler
 from .hubsync import HubAPI, HubMirror
 from .models import (
-    Device,
     Domain,
     Membership,
     Node,
@@ -281,11 +280,7 @@ class HubgridService(Application):
         rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
         if rg is None:
             raise ValueError(f"node {body.name}: no resource group {body.resource_group!r}")
-        s.add(Node(
-            name=body.name, resource_group=rg, capacity=body.capacity,
-            schedulable=body.schedulable, backend_url=body.backend_url,
-            devices=[Device(index=d.index, model=d.model, memory=d.memory) for d in body.devices],
-        ))
+        s.add(resources.new_node(rg, body))
         self.log.info("registered node %s in resource group %s", body.name, rg.name)
 
     _strategy = None

@@ -30,6 +30,7 @@ from .models import (
     User,
 )
 from .names import format_amount
+from .tenancy import _aware, _iso
 from .scheduler import GPU_MILLI, ClusterState
 from .scheduler import Node as PNode
 from .scheduler import Request as PRequest
@@ -41,12 +42,6 @@ THOUSAND = Decimal(1000)
 
 
 # --- reading the world -----------------------------------------------------
-
-def _aware(t: dt.datetime | None) -> dt.datetime | None:
-    if t is not None and t.tzinfo is None:
-        return t.replace(tzinfo=dt.timezone.utc)
-    return t
-
 
 def policy_of(s: Session, name: str) -> ResourcePolicy | None:
     return s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
@@ -286,11 +281,6 @@ def allocation_model(s: Session, a: Allocation) -> dict:
         "release_reason": a.release_reason,
         "origin": a.origin,
     }
-
-
-def _iso(t):
-    t = _aware(t)
-    return t.isoformat() if t else None
 
 
 def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:

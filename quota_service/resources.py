@@ -324,12 +324,17 @@ def create_node(s: Session, p: Principal, body) -> dict:
         raise NotFound(f"resource group {body.resource_group!r} not found")
     if s.scalar(select(Node).where(Node.name == body.name)):
         raise Conflict(f"node {body.name!r} already exists")
-    n = Node(name=body.name, resource_group=rg, capacity=_check_capacity(body.capacity),
-             schedulable=body.schedulable, backend_url=body.backend_url,
-             devices=_devices(body.devices))
+    n = new_node(rg, body)
     s.add(n)
     _flush(s, f"node {body.name!r} already exists")
     return node_model(n)
+
+
+def new_node(rg: ResourceGroup, body) -> Node:
+    """A checked Node from a NodeCreate body (the API and the configuration)."""
+    return Node(name=body.name, resource_group=rg, capacity=_check_capacity(body.capacity),
+                schedulable=body.schedulable, backend_url=body.backend_url,
+                devices=_devices(body.devices))
 
 
 def update_node(s: Session, p: Principal, name: str, body) -> dict:

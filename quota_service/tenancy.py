@@ -34,12 +34,16 @@ from .schemas import (
 )
 
 
+def _aware(t: dt.datetime | None) -> dt.datetime | None:
+    """SQLite returns naive datetimes; they are UTC."""
+    if t is not None and t.tzinfo is None:
+        return t.replace(tzinfo=dt.timezone.utc)
+    return t
+
+
 def _iso(t: dt.datetime | None) -> str | None:
-    if t is None:
-        return None
-    if t.tzinfo is None:  # SQLite returns naive datetimes; they are UTC
-        t = t.replace(tzinfo=dt.timezone.utc)
-    return t.isoformat()
+    t = _aware(t)
+    return t.isoformat() if t is not None else None
 
 
 # --- serialisers -----------------------------------------------------------
@@ -578,7 +582,4 @@ def delete_keypair(s: Session, p: Principal, access_key: str) -> str:
     s.flush()
     return domain
 
-
-def _aware(t: dt.datetime) -> dt.datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=dt.timezone.utc)
 
