@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 PYTEST_ARGS ?=
 
-.PHONY: install run test
+.PHONY: install run test images
 
 install:
 	bash scripts/install.sh
@@ -12,8 +12,21 @@ install:
 run: install
 	bash scripts/run.sh
 
+# Session images, the data-science one included (start-docker.sh is a no-op
+# when the engine already runs).
+images: install
+	HOSTS="$$(bash scripts/start-docker.sh | tail -n1)"; \
+	bash scripts/build-images.sh --all --hosts "$$HOSTS"
+
+# Every service the tests use, each script idempotent and printing what the
+# tests need as its last stdout line: PostgreSQL (URL), two Docker engines
+# (comma-separated docker host URLs) with the base session image on each,
+# and a single-node Slurm cluster (partition).
 test:
 	bash scripts/install.sh --with-postgres
 	HUBGRID_TEST_POSTGRES_URL="$$(bash scripts/start-postgres.sh | tail -n1)"; \
-	export HUBGRID_TEST_POSTGRES_URL; \
+	HUBGRID_TEST_DOCKER_HOSTS="$$(bash scripts/start-docker.sh --engines 2 | tail -n1)"; \
+	HUBGRID_TEST_DOCKER_IMAGE="$$(bash scripts/build-images.sh --hosts "$$HUBGRID_TEST_DOCKER_HOSTS" | tail -n1)"; \
+	HUBGRID_TEST_SLURM_PARTITION="$$(bash scripts/start-slurm.sh | tail -n1)"; \
+	export HUBGRID_TEST_POSTGRES_URL HUBGRID_TEST_DOCKER_HOSTS HUBGRID_TEST_DOCKER_IMAGE HUBGRID_TEST_SLURM_PARTITION; \
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" .venv/bin/python -m pytest -ra $(PYTEST_ARGS)

@@ -9,6 +9,8 @@ Everything can be moved with environment variables (all optional):
 - HUBGRID_DB_URL: the service database (SQLite in the state dir; e.g.
   postgresql+psycopg2://hubgrid:SECRET@127.0.0.1/hubgrid)
 - HUBGRID_ADMIN_USER: the first superadmin (admin)
+- HUBGRID_SPAWNER: local (default; NOT isolated), docker or slurm
+- HUBGRID_DOCKER_URL: the Docker engine of single-host set-ups
 - HUBGRID_SERVICE_CONFIG: a config file for the hubgrid service
   (``c.HubgridService.<name> = ...``; see docs/config-reference.md)
 
@@ -54,11 +56,34 @@ c.SharedPasswordAuthenticator.admin_users = {admin}
 c.SharedPasswordAuthenticator.admin_password = read_or_create_secret(state / "admin-password", 24)
 c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "user-password", 12)
 
-# the embedded demo runs servers as local processes: NOT isolated from each
-# other (the Docker and Slurm spawners are the isolated ones); hubgrid
-# admits and places each session first
-c.JupyterHub.spawner_class = "hubgrid-local"
-c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+# Sessions (HUBGRID_SPAWNER): ``local`` (default) runs servers as local
+# processes for the embedded demo, NOT isolated from each other; ``docker``
+# runs each session in a container on the node hubgrid chose (images from
+# images/, built by scripts/build-images.sh); ``slurm`` submits each session
+# as a Slurm job. hubgrid admits and places every session first.
+backend = os.environ.get("HUBGRID_SPAWNER", "local")
+c.JupyterHub.allow_named_servers = True
+# sessions outlive a hub restart; hubgrid releases those that died meanwhile
+c.JupyterHub.cleanup_servers = False
 c.Spawner.default_url = "/lab"
-if os.geteuid() == 0:
-    c.Spawner.args = ["--allow-root"]
+if backend == "docker":
+    c.JupyterHub.spawner_class = "hubgrid-docker"
+    c.HubgridDockerSpawner.default_docker_url = os.environ.get(
+        "HUBGRID_DOCKER_URL", "unix:///var/run/docker.sock")
+elif backend == "slurm":
+    c.JupyterHub.spawner_class = "hubgrid-slurm"
+    c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    # every resource group runs in the partition start-slurm.sh made
+    c.HubgridSlurmSpawner.partitions = {"default": os.environ.get("HUBGRID_SLURM_PARTITION",
+                                                                  "batch")}
+    c.HubgridSlurmSpawner.job_log_dir = str(state / "slurm-sessions")
+    c.HubgridSlurmSpawner.job_home_root = str(state / "slurm-home")
+    if os.geteuid() == 0:
+        c.Spawner.args = ["--allow-root"]
+elif backend == "local":
+    c.JupyterHub.spawner_class = "hubgrid-local"
+    c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    if os.geteuid() == 0:
+        c.Spawner.args = ["--allow-root"]
+else:
+    raise ValueError(f"HUBGRID_SPAWNER={backend!r}: use local, docker or slurm")

@@ -27,15 +27,17 @@ class HubgridClient:
         self.token = internal_token
         self.timeout = timeout
 
-    async def _call(self, method: str, path: str, body=None, refusals=(403, 404, 409, 422)):
+    async def _call(self, method: str, path: str, body=None, refusals=(403, 404, 409, 410, 422),
+                    raw: bytes | None = None):
         req = HTTPRequest(
             self.api_url + path,
             method=method,
             headers={
                 "Authorization": f"hubgrid-internal {self.token}",
-                "Content-Type": "application/json",
+                "Content-Type": "application/octet-stream" if raw is not None
+                else "application/json",
             },
-            body=None if body is None else json.dumps(body),
+            body=raw if raw is not None else None if body is None else json.dumps(body),
             request_timeout=self.timeout,
             allow_nonstandard_methods=True,
         )
@@ -68,6 +70,12 @@ class HubgridClient:
         return await self._call("GET", "internal/identity/" + quote(username, safe=""),
                                 refusals=(403,))
 
+    async def spawn_choices(self, username: str) -> dict:
+        """The projects, resource groups, images and remaining quota the
+        spawn form offers ``username``."""
+        return await self._call("GET", "internal/spawn-choices/" + quote(username, safe=""),
+                                refusals=(403,))
+
     async def allocate(self, body: dict) -> dict:
         """Ask for resources for ``body["user"]``: allocated, pending, or Refused."""
         return await self._call("POST", "internal/allocations", body)
@@ -75,11 +83,20 @@ class HubgridClient:
     async def allocation(self, alloc_id: str) -> dict:
         return await self._call("GET", "internal/allocations/" + quote(alloc_id, safe=""))
 
-    async def release(self, alloc_id: str, reason: str) -> dict:
-        return await self._call(
-            "DELETE", "internal/allocations/" + quote(alloc_id, safe="")
-            + "?reason=" + quote(reason[:200], safe="")
-        )
+    async def release(self, alloc_id: str, reason: str, exit_code: int | None = None) -> dict:
+        """Release an allocation (exactly once: a second call changes nothing).
+        ``exit_code``: how the session's main process ended, when known."""
+        query = "?reason=" + quote(reason[:200], safe="")
+        if exit_code is not None:
+            query += f"&exit_code={int(exit_code)}"
+        return await self._call("DELETE", "internal/allocations/" + quote(alloc_id, safe="") + query)
+
+    async def append_log(self, alloc_id: str, data: bytes) -> dict:
+        """Append a session's output (bytes as they come) to its log; the
+        service keeps the newest ``session_log_max_bytes``. Refused (410) once
+        the log was purged."""
+        return await self._call("POST", f"internal/allocations/{quote(alloc_id, safe='')}/logs",
+                                raw=bytes(data))
 
     async def sync(self) -> dict:
         return await self._call("POST", "internal/sync", {})

@@ -13,8 +13,11 @@ import sys
 from authenticator import HubgridAuthenticator
 from quota_service.app import HubgridService
 from spawner import HubgridSpawnerMixin
+from spawner.docker import HubgridDockerSpawner
+from spawner.slurm import HubgridSlurmSpawner, SlurmJobSpawner
 
-CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin]
+CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin, HubgridDockerSpawner,
+           SlurmJobSpawner, HubgridSlurmSpawner]
 
 # defaults that depend on the environment are shown as what they read
 DYNAMIC = {
@@ -24,6 +27,9 @@ DYNAMIC = {
     ("HubgridService", "internal_token"): "$HUBGRID_INTERNAL_TOKEN",
     ("HubgridService", "service_url"): "$JUPYTERHUB_SERVICE_URL",
     ("HubgridService", "service_prefix"): "$JUPYTERHUB_SERVICE_PREFIX",
+    ("HubgridService", "hub_base_url"): "$JUPYTERHUB_BASE_URL, else /",
+    ("HubgridService", "session_log_dir"):
+        "session-logs next to the SQLite database, else in the working directory",
 }
 
 

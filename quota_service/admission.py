@@ -30,9 +30,9 @@ WAIT = "wait"
 class Reason:
     """Why a request is refused or pending; ``code`` is a fixed vocabulary."""
 
-    code: str  # slot-limit | sessions | pending-sessions | pending-slots | per-session-gpu | access | session-type | capacity | queue | inactive
+    code: str  # slot-limit | sessions | pending-sessions | pending-slots | per-session-gpu | access | session-type | capacity | queue | inactive | image
     kind: str  # refuse | wait
-    level: str  # keypair | user | project | domain | resource-group
+    level: str  # keypair | user | project | domain | resource-group | image
     name: str
     slot: str | None = None
     used: Decimal | None = None
@@ -104,6 +104,8 @@ class Request:
     queued: bool = False
     #: allowed GPU models; empty: any
     gpu_models: frozenset[str] = frozenset()
+    #: the registry image the session runs; None: the backend has no images
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -126,12 +128,25 @@ class Group:
 
 
 @dataclass(frozen=True)
+class ImageFacts:
+    """A registry image as admission sees it."""
+
+    name: str
+    #: the smallest request a session of it may make
+    min_slots: Mapping[str, Decimal]
+    #: may the requesting user's domain use it (``images.usable_by``)
+    usable: bool
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything admission reads, taken in one transaction at ``now``."""
 
     now: dt.datetime
     levels: tuple[tuple[Limits, Usage], ...]
     group: Group
+    #: the registry entry of the requested image; None when there is none
+    image: ImageFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +171,39 @@ def check_group(req: Request, snap: Snapshot) -> list[Reason]:
                        message=f"resource group {g.name} does not run {req.session_type} sessions "
                        f"(it runs: {', '.join(sorted(g.session_types))})")]
     return []
+
+
+def check_image(req: Request, snap: Snapshot) -> list[Reason]:
+    """The image must be in the registry, usable by the user's domain (one
+    it may not use is refused exactly like an unknown one), and the request
+    at least the image's minimum."""
+    if req.image is None:
+        return []
+    img = snap.image
+    if img is None or img.name != req.image or not img.usable:
+        return [Reason("image", REFUSE, "image", req.image,
+                       message=f"unknown image {req.image!r}")]
+    out = []
+    for slot, minimum in sorted(img.min_slots.items()):
+        offered = _offered(req.slots, slot)
+        if offered < minimum:
+            out.append(Reason("image", REFUSE, "image", img.name, slot,
+                              requested=offered, limit=minimum,
+                              message=f"image {img.name} needs at least {slot} "
+                              f"{format_amount(minimum)} (requested {format_amount(offered)})"))
+    return out
+
+
+def _offered(requested: Mapping[str, Decimal], slot: str) -> Decimal:
+    """What a request offers towards a minimum of ``slot``: a GPU minimum
+    (whole devices or a share) is met by whole devices and shares alike."""
+    reg = slotlib.registry()
+    device = reg[slot].device if slot in reg else None
+    if device is not None or any(t.device == slot for t in reg.values()):
+        device = device or slot
+        kinds = [device] + [n for n, t in reg.items() if t.device == device]
+        return sum((requested.get(k, ZERO) for k in kinds), ZERO)
+    return requested.get(slot, ZERO)
 
 
 def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
@@ -251,6 +299,33 @@ def check_limits(req: Request, snap: Snapshot) -> list[Reason]:
     return out
 
 
+def remaining(levels, slots) -> dict[str, Decimal | None]:
+    """What one more session could still take of each of ``slots`` under
+    every level's limits, counted as ``check_limits`` counts (a device limit
+    caps whole devices and shares together); None: no level limits it."""
+    out: dict[str, Decimal | None] = {}
+    for slot in slots:
+        left = None
+        for limits, usage in levels:
+            for name, _amount, used in _limited_amounts({slot: ZERO}, usage.slots):
+                limit = limits.limit_of(name)
+                if limit is not None:
+                    room = max(limit - used, ZERO)
+                    left = room if left is None else min(left, room)
+        out[slot] = left
+    return out
+
+
+def sessions_left(levels) -> int | None:
+    """How many more sessions may run under every level (None: no limit)."""
+    left = None
+    for limits, usage in levels:
+        if limits.max_sessions is not None:
+            room = max(limits.max_sessions - usage.sessions, 0)
+            left = room if left is None else min(left, room)
+    return left
+
+
 def check_pending(req: Request, snap: Snapshot) -> list[Reason]:
     """A request that would wait must fit the pending allowances."""
     if req.queued:
@@ -278,7 +353,7 @@ def check_pending(req: Request, snap: Snapshot) -> list[Reason]:
 
 def decide(req: Request, snap: Snapshot) -> Decision:
     """The admission verdict. ``admit`` still needs a node (placement)."""
-    for stage in (check_group, check_capacity, check_per_session):
+    for stage in (check_group, check_image, check_capacity, check_per_session):
         reasons = stage(req, snap)
         if reasons:
             return Decision("refuse", tuple(reasons))

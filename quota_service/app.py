@@ -14,16 +14,19 @@ import hmac
 import os
 import secrets
 import signal
+from pathlib import Path
 from urllib.parse import quote, urlparse
 
 from jupyterhub.services.auth import HubOAuth
+from jupyterhub.traitlets import ByteSpecification
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 from tornado import web
 from tornado.httpserver import HTTPServer
-from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from . import db, ledger, resources
+from . import db, dockerscan, ledger, registry, resources, sessionlogs
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -43,6 +46,12 @@ from .models import (
 from .scheduler import BestFit, FirstFit, Hubgrid, WorkloadProfile
 
 API_VERSION = "v1"
+
+
+def _url_dir(path: str) -> str:
+    """``prefix`` -> ``/prefix/``; empty -> ``/``."""
+    inner = path.strip("/")
+    return f"/{inner}/" if inner else "/"
 
 
 class HubgridService(Application):
@@ -188,6 +197,97 @@ class HubgridService(Application):
         5.0,
         help="""Seconds between passes over the pending queues (pending
         timeouts, head-of-line passes). Releases trigger a pass at once.""",
+    ).tag(config=True)
+
+    hub_base_url = Unicode(
+        help="""The hub's base URL, under which session apps are served
+        (``{hub_base_url}user/{name}/...``); the hub gives it to its services
+        as $JUPYTERHUB_BASE_URL.""",
+    ).tag(config=True)
+
+    @default("hub_base_url")
+    def _default_hub_base_url(self):
+        return _url_dir(os.environ.get("JUPYTERHUB_BASE_URL", ""))
+
+    @validate("hub_base_url")
+    def _valid_hub_base_url(self, proposal):
+        return _url_dir(proposal["value"])
+
+    # -- images ------------------------------------------------------------
+
+    docker_hosts = List(
+        Unicode(),
+        help="""Docker engines to scan for session images, besides the nodes'
+        ``backend_url`` (nodes whose URL is a Docker URL are always scanned), e.g.::
+
+            c.HubgridService.docker_hosts = ["unix:///var/run/docker.sock",
+                                             "tcp://127.0.0.1:2375"]
+
+        An image is a session image when it carries the label
+        ``ai.hubgrid.session-image``; see docs/admin.md for its other labels.""",
+    ).tag(config=True)
+
+    docker_timeout = Float(
+        10.0,
+        help="""Seconds to wait for a Docker engine during a scan; a host that
+        does not answer in time is reported in the scan's result.""",
+    ).tag(config=True)
+
+    scan_images_at_start = Bool(
+        True,
+        help="""Scan the Docker hosts for session images once at start, in the
+        background (a failure is only logged). Superadmins scan again with
+        ``POST images/scan``.""",
+    ).tag(config=True)
+
+    # -- session logs ------------------------------------------------------
+
+    session_log_dir = Unicode(
+        help="""Directory of the per-session logs (one file per allocation,
+        readable by the service's user only). Default: ``session-logs`` next to
+        the SQLite database, else in the service's working directory (the hub
+        runs it in its state directory).""",
+    ).tag(config=True)
+
+    @default("session_log_dir")
+    def _default_session_log_dir(self):
+        try:
+            url = make_url(self.db_url)
+        except Exception:
+            url = None
+        if url is not None and url.get_backend_name() == "sqlite" and url.database \
+                and url.database != ":memory:":
+            return str(Path(url.database).resolve().parent / "session-logs")
+        return str(Path("session-logs").resolve())
+
+    session_log_max_bytes = ByteSpecification(
+        2**20,
+        help="""The most a session's log keeps (e.g. ``"1M"``, at least 4K): past
+        it the oldest output is dropped and a line at the top says so.""",
+    ).tag(config=True)
+
+    @validate("session_log_max_bytes")
+    def _valid_session_log_max_bytes(self, proposal):
+        if proposal["value"] < sessionlogs.MIN_BYTES:
+            raise TraitError(f"session_log_max_bytes: at least {sessionlogs.MIN_BYTES} bytes")
+        return proposal["value"]
+
+    session_log_retention_days = Integer(
+        30,
+        help="""Days a session's log is kept after the session is released; then
+        it is deleted and reading it answers 410. 0: keep logs forever.""",
+    ).tag(config=True)
+
+    @validate("session_log_retention_days")
+    def _valid_retention(self, proposal):
+        if proposal["value"] < 0:
+            raise TraitError("session_log_retention_days: 0 (forever) or more")
+        return proposal["value"]
+
+    session_log_purge_interval = Float(
+        3600.0,
+        help="""Seconds between passes of the log retention rule (one also runs
+        at start).""",
     ).tag(config=True)
 
     def clock(self) -> dt.datetime:
@@ -379,6 +479,66 @@ class HubgridService(Application):
             xsrf_cookies=False,
         )
 
+    # -- images ------------------------------------------------------------
+
+    #: makes the docker-py client of one host (tests put a fake here)
+    docker_client = staticmethod(dockerscan.docker_client)
+
+    def docker_host_urls(self) -> list[str]:
+        from .models import Node
+
+        with db.transaction(self.session_factory) as s:
+            node_urls = list(s.scalars(select(Node.backend_url).where(Node.backend_url != "")
+                                       .order_by(Node.name)))
+        return dockerscan.docker_hosts(node_urls, self.docker_hosts)
+
+    async def scan_images(self) -> registry.ScanReport:
+        """Ask every Docker host for its session images and record them."""
+        found, errors = await dockerscan.scan(self.docker_host_urls(), self.docker_client,
+                                              self.docker_timeout)
+        with db.transaction(self.session_factory) as s:
+            report = registry.apply_scan(s, found, errors, self.clock())
+        for host in report.hosts:
+            if not host["ok"]:
+                self.log.warning("image scan: docker host %s: %s", host["url"], host["error"])
+        for item in report.skipped:
+            self.log.warning("image scan: skipped %s: %s", item["name"], item["reason"])
+        self.log.info("image scan: %s", report.summary)
+        return report
+
+    async def _scan_at_start(self) -> None:
+        try:
+            await self.scan_images()
+        except Exception:
+            self.log.exception("image scan at start failed (scan again with POST images/scan)")
+
+    # -- session logs ------------------------------------------------------
+
+    log_store: sessionlogs.LogStore
+
+    def init_logs(self) -> None:
+        root = Path(self.session_log_dir)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.log_store = sessionlogs.LogStore(root, self.session_log_max_bytes)
+
+    def purge_logs(self) -> list[str]:
+        """One pass of the log retention rule; returns the purged allocations."""
+        with db.transaction(self.session_factory) as s:
+            purged = sessionlogs.purge(s, self.log_store, self.clock(),
+                                       self.session_log_retention_days)
+        if purged:
+            self.log.info("purged the logs of %d session(s) released more than %d days ago",
+                          len(purged), self.session_log_retention_days)
+        return purged
+
+    async def _purge_loop(self) -> None:
+        while True:
+            try:
+                self.purge_logs()
+            except Exception:
+                self.log.exception("log retention pass failed; will retry")
+            await asyncio.sleep(self.session_log_purge_interval)
+
     _schedule_wake: asyncio.Event
 
     def initialize(self, argv=None):
@@ -387,6 +547,7 @@ class HubgridService(Application):
             self.load_config_file(self.config_file)
         self._schedule_wake = asyncio.Event()
         self.init_db()
+        self.init_logs()
         self.init_hub()
 
     async def serve(self) -> None:
@@ -397,6 +558,9 @@ class HubgridService(Application):
         self.mirror.start()
         self.mirror.request_sync()
         scheduler = asyncio.ensure_future(self._schedule_loop())
+        housekeeping = [asyncio.ensure_future(self._purge_loop())]
+        if self.scan_images_at_start:
+            housekeeping.append(asyncio.ensure_future(self._scan_at_start()))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -404,6 +568,8 @@ class HubgridService(Application):
         await stop.wait()
         server.stop()
         scheduler.cancel()
+        for task in housekeeping:
+            task.cancel()
         await self.mirror.stop()
 
     def start(self):

@@ -44,3 +44,10 @@ class Denied(ApiError):
 class Unauthenticated(ApiError):
     status = 401
     reason = "unauthenticated"
+
+
+class Gone(ApiError):
+    """It existed and was deleted for good (e.g. a log past its retention)."""
+
+    status = 410
+    reason = "gone"

@@ -16,7 +16,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, authz
+from . import admission, authz, images, registry, tenancy
 from . import slots as slotlib
 from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound
@@ -172,13 +172,34 @@ def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PReques
 
 # --- the snapshot of one request --------------------------------------------
 
+def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
+                 active: list[Allocation]):
+    """(limits, usage) of the user's policy, the project and the domain;
+    ``active``: the domain's pending and allocated allocations."""
+    domain = user.domain
+    return (
+        (policy_limits("user", user.name, policy),
+         usage_of([a for a in active if a.user_id == user.id])),
+        (admission.Limits(
+            "project", project.name,
+            slots=slotlib.from_text(project.total_resource_slots),
+            max_sessions=project.max_concurrent_sessions),
+         usage_of([a for a in active if a.project_id == project.id])),
+        (admission.Limits("domain", domain.name,
+                          slots=slotlib.from_text(domain.total_resource_slots)),
+         usage_of(active)),
+    )
+
+
 class Context:
     """The rows one request is judged against, read in its transaction."""
 
     def __init__(self, s: Session, user: User, project: Project, rg: ResourceGroup,
-                 policy_name: str, credential: str):
+                 policy_name: str, credential: str, image: str | None = None):
         self.user, self.project, self.rg = user, project, rg
         self.domain = user.domain
+        self.image_name = image
+        self.image = registry.facts(s, image, self.domain)
         self.policy = policy_of(s, policy_name)
         self.policy_name = policy_name
         self.credential = credential
@@ -194,21 +215,47 @@ class Context:
 
     def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
         mine = [a for a in self.active if a.id != exclude]
-        levels = (
-            (policy_limits("user", self.user.name, self.policy),
-             usage_of([a for a in mine if a.user_id == self.user.id])),
-            (admission.Limits(
-                "project", self.project.name,
-                slots=slotlib.from_text(self.project.total_resource_slots),
-                max_sessions=self.project.max_concurrent_sessions),
-             usage_of([a for a in mine if a.project_id == self.project.id])),
-            (admission.Limits("domain", self.domain.name,
-                              slots=slotlib.from_text(self.domain.total_resource_slots)),
-             usage_of(mine)),
-        )
+        levels = limit_levels(self.user, self.project, self.policy, mine)
         accessible = may_use_group(self.user, self.project, self.rg, self.policy)
         return admission.Snapshot(now=now, levels=levels,
-                                  group=group_view(self.rg, accessible, self.rg_running))
+                                  group=group_view(self.rg, accessible, self.rg_running),
+                                  image=self.image)
+
+
+#: the slots the spawn form offers and shows the remaining quota of
+FORM_SLOTS = ("cpu", "mem", "gpu", "gpu.shares")
+
+
+def spawn_choices(s: Session, user_name: str) -> dict:
+    """What ``user_name`` may start now, for the hub's spawn form: per active
+    project, the resource groups they may use and what their limits leave
+    (user policy, project and domain together; ``None``: unlimited), and
+    the images their domain may use with each image's minimum."""
+    p = tenancy.principal_for_hub_user(s, user_name)
+    user = s.scalar(select(User).where(User.name == user_name))
+    domain = user.domain
+    policy = policy_of(s, p.policy or user.resource_policy)
+    active = list(s.scalars(select(Allocation).where(Allocation.domain_id == domain.id,
+                                                     Allocation.state.in_(ACTIVE))))
+    groups = list(s.scalars(select(ResourceGroup).order_by(ResourceGroup.name)))
+    projects = []
+    for project in s.scalars(select(Project).where(Project.domain_id == domain.id)
+                             .order_by(Project.name)):
+        if (domain.name, project.name) not in p.projects or not project.active:
+            continue
+        levels = limit_levels(user, project, policy, active)
+        left = admission.remaining(levels, FORM_SLOTS)
+        projects.append({
+            "name": project.name,
+            "resource_groups": [
+                {"name": rg.name, "session_types": sorted(rg.session_types)}
+                for rg in groups if may_use_group(user, project, rg, policy)],
+            "remaining": {k: (None if v is None else format_amount(v)) for k, v in left.items()},
+            "sessions_left": admission.sessions_left(levels),
+        })
+    images_ = [{"name": i["name"], "min_slots": i["min_slots"]}
+               for i in registry.list_images(s, p)]
+    return {"user": user.name, "domain": domain.name, "projects": projects, "images": images_}
 
 
 def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, ResourceGroup]:
@@ -237,6 +284,7 @@ def admission_request(ctx: Context, amounts, session_type, queued: bool = False,
         user=ctx.user.name, keypair=None, project=ctx.project.name,
         domain=ctx.domain.name, resource_group=ctx.rg.name, slots=amounts,
         session_type=session_type, queued=queued, gpu_models=frozenset(models),
+        image=ctx.image_name,
     )
 
 
@@ -257,10 +305,16 @@ def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
 
 # --- models ------------------------------------------------------------------
 
-def allocation_model(s: Session, a: Allocation) -> dict:
+def allocation_model(s: Session, a: Allocation, base_url: str = "/") -> dict:
+    """The allocation as the API shows it; ``apps`` are the service ports of
+    its image under the hub's ``base_url``, while it is allocated."""
     node = s.get(Node, a.node_id) if a.node_id else None
     user = s.get(User, a.user_id)
     project = s.get(Project, a.project_id)
+    apps = []
+    if a.state == "allocated" and a.image:
+        apps = images.session_apps(base_url, user.name, a.server_name,
+                                   registry.service_ports(s, a.image))
     return {
         "id": a.id,
         "user": user.name,
@@ -280,6 +334,13 @@ def allocation_model(s: Session, a: Allocation) -> dict:
         "released_at": _iso(a.released_at),
         "release_reason": a.release_reason,
         "origin": a.origin,
+        "image": a.image,
+        "server_name": a.server_name,
+        "command": a.command,
+        "apps": apps,
+        "exit_code": a.exit_code,
+        "ended_at": _iso(a.ended_at),
+        "log_purged_at": _iso(a.log_purged_at),
     }
 
 
@@ -302,14 +363,15 @@ def _node_id(rg: ResourceGroup, name: str) -> int:
 # --- the verbs ---------------------------------------------------------------
 
 def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
-           origin: str = "api") -> dict:
+           origin: str = "api", base_url: str = "/") -> dict:
     """Admit and place now, queue as pending, or refuse (Invalid with reasons).
 
     ``dry_run``: the same judgement, nothing written.
     """
     user, project, rg = _lookup_request(s, p, body)
     amounts = dict(body.slots)
-    ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential)
+    ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential,
+                  body.image)
     decision, placement = evaluate(ctx, amounts, body.gpu_models, body.session_type, now, strategy)
     ahead = blocking_queue(s, rg)
     if placement is not None and ahead:
@@ -335,6 +397,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         slots=slotlib.to_text(amounts), gpu_models=sorted(body.gpu_models),
         priority=body.priority, created_at=now, reasons=reasons, origin=origin,
         state="allocated" if placement else "pending",
+        image=body.image, server_name=body.server_name, command=body.command,
     )
     if placement is not None:
         a.node_id = _node_id(rg, placement.node)
@@ -343,7 +406,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         a.reasons = []
     s.add(a)
     s.flush()
-    return allocation_model(s, a)
+    return allocation_model(s, a, base_url)
 
 
 def blocking_queue(s: Session, rg: ResourceGroup) -> int:
@@ -372,7 +435,8 @@ def get_allocation(s: Session, alloc_id: str) -> Allocation:
     return a
 
 
-def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str) -> dict:
+def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,
+            base_url: str = "/") -> dict:
     """End an allocation the caller may see (or cancel a pending one). Idempotent.
 
     An allocation held by a hub server is released by the hub when the server
@@ -380,19 +444,27 @@ def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: s
     a = visible_allocation(s, p, alloc_id)
     if a.origin == "hub" and a.state == "allocated":
         raise Conflict("this allocation belongs to a running server: stop the server instead")
-    return release_allocation(s, a, now, reason)
+    return release_allocation(s, a, now, reason, base_url=base_url)
 
 
-def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str) -> dict:
+def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
+                       exit_code: int | None = None, base_url: str = "/") -> dict:
+    """End an allocation exactly once: a session that ran is released (it
+    ended now, with ``exit_code`` when the spawner knows it), a pending one
+    cancelled. Releasing it again changes nothing and answers the same."""
     if a.state in ACTIVE:
-        a.state = "released" if a.state == "allocated" else "cancelled"
+        if a.state == "allocated":
+            a.state, a.ended_at, a.exit_code = "released", now, exit_code
+        else:
+            a.state = "cancelled"
         a.released_at = now
         a.release_reason = reason[:255]
         s.flush()
-    return allocation_model(s, a)
+    return allocation_model(s, a, base_url)
 
 
-def list_allocations(s: Session, p: Principal, state: str | None, user: str | None) -> list[dict]:
+def list_allocations(s: Session, p: Principal, state: str | None, user: str | None,
+                     base_url: str = "/") -> list[dict]:
     q = select(Allocation).order_by(Allocation.created_at)
     if state:
         q = q.where(Allocation.state == state)
@@ -402,7 +474,7 @@ def list_allocations(s: Session, p: Principal, state: str | None, user: str | No
         if user and owner.name != user:
             continue
         if authz.can_see_user(p, owner.name, owner.domain.name):
-            out.append(allocation_model(s, a))
+            out.append(allocation_model(s, a, base_url))
     return out
 
 
@@ -461,7 +533,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy) -> list[str]:
         decision, placement = inactive(user, project), None
         if decision is None:
             policy = a.keypair and _keypair_policy(s, a.keypair)
-            ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued")
+            ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued",
+                          a.image)
             amounts = slotlib.from_text(a.slots)
             decision, placement = evaluate(ctx, amounts, a.gpu_models, a.session_type, now,
                                            strategy, queued=True, exclude=a.id)

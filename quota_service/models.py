@@ -309,3 +309,41 @@ class Allocation(Base):
     release_reason: Mapped[str] = mapped_column(String(255), default="")
     #: who holds it: "api" (a client of the API) or "hub" (a hub server)
     origin: Mapped[str] = mapped_column(String(8), default="api")
+    # --- the session (issue #4) ---
+    #: the registry image it runs (a name, not a key: the history outlives images)
+    image: Mapped[str | None] = mapped_column(String(384), nullable=True)
+    #: the JupyterHub named server holding it; "" for the default server
+    server_name: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    #: what a batch session runs
+    command: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: how the session's main process ended, as the spawner reported at release
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: when a session that ran ended: set with released_at when an allocated
+    #: session is released (the same instant); None for sessions that never ran
+    ended_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    #: when its log was deleted by the retention rule
+    log_purged_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+
+
+# --- images (issue #4) -------------------------------------------------------
+
+
+class Image(Base):
+    """A session image of the registry, found by a scan or added through the API."""
+
+    __tablename__ = "images"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: repository:tag, e.g. hubgrid/base:latest
+    name: Mapped[str] = mapped_column(String(384), unique=True)
+    #: the image's ai.hubgrid.* labels
+    labels: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: the smallest request a session of it may make, decimal strings
+    min_slots: Mapped[dict] = mapped_column(JSON, default=dict)
+    #: [{"name", "protocol", "path"}]
+    service_ports: Mapped[list] = mapped_column(JSON, default=list)
+    #: the domains that may use it; empty: every domain
+    domains: Mapped[list] = mapped_column(JSON, default=list)
+    source: Mapped[str] = mapped_column(String(8))  # scan | api
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -20,9 +20,10 @@ from pydantic import (
     StrictBool,
     StrictStr,
     ValidationError,
+    model_validator,
 )
 
-from . import names
+from . import images, names
 from .errors import Invalid
 from .models import Role
 
@@ -247,6 +248,21 @@ class NodeUpdate(Body):
     backend_url: Annotated[StrictStr, Field(max_length=1024)] | None = None
 
 
+def _server_name(value: str) -> str:
+    if value and not value.strip("."):
+        raise ValueError("a server name must not be only dots")
+    return value
+
+
+ImageName = Annotated[StrictStr, Field(max_length=images.MAX_NAME,
+                                       json_schema_extra={"example": "hubgrid/base:latest"}),
+                      AfterValidator(images.check_name)]
+#: a JupyterHub named server ("" for the default server)
+ServerName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9._-]{0,255}$"),
+                       AfterValidator(_server_name)]
+Command = Annotated[StrictStr, Field(max_length=4096)]
+
+
 class AllocationCreate(Body):
     project: EntityName
     resource_group: EntityName
@@ -254,9 +270,75 @@ class AllocationCreate(Body):
     gpu_models: list[Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]] = []
     session_type: SessionType = "interactive"
     priority: Annotated[int, Field(ge=0, le=100)] = 0
+    #: an image of the registry the caller's domain may use (none: the
+    #: backend has no images, e.g. local processes)
+    image: ImageName | None = None
+    server_name: ServerName = ""
+    #: what a batch session runs (required for batch, refused for interactive)
+    command: Command | None = None
+
+    @model_validator(mode="after")
+    def _command_iff_batch(self):
+        if self.session_type == "batch" and not (self.command or "").strip():
+            raise ValueError("command: a batch session needs a command")
+        if self.session_type == "interactive" and self.command is not None:
+            raise ValueError("command: only batch sessions take a command")
+        return self
 
 
 class InternalAllocationCreate(AllocationCreate):
     """An allocation the hub asks for on behalf of ``user``."""
 
     user: UserName
+
+
+# --- images (issue #4) -----------------------------------------------------------
+
+def _min_slots(value):
+    return images.check_min_slots(value)
+
+
+MinSlots = Annotated[
+    dict[str, Any],
+    BeforeValidator(_min_slots),
+    Field(json_schema_extra={
+        "additionalProperties": {"type": "string"},
+        "example": {"cpu": "0.5", "mem": "256M"},
+    }),
+]
+
+
+class ServicePortBody(Body):
+    """An app a session of the image serves, at ``path`` under the server's URL."""
+
+    name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9-]{1,32}$")]
+    protocol: Literal["http"] = "http"
+    path: Annotated[StrictStr, Field(max_length=256)] = ""
+
+
+def _ports(value: list[ServicePortBody]) -> list[dict]:
+    return [p.as_dict() for p in images.check_ports([p.model_dump() for p in value])]
+
+
+ServicePorts = Annotated[list[ServicePortBody], AfterValidator(_ports)]
+LabelMap = Annotated[
+    dict[Annotated[StrictStr, Field(max_length=256)], Annotated[StrictStr, Field(max_length=images.MAX_LABEL_VALUE)]],
+    Field(max_length=images.MAX_LABELS),
+]
+
+
+class ImageCreate(Body):
+    """An image added by hand: its labels (as the image carries them) and/or
+    its minimum and service ports given directly (these win over the labels)."""
+
+    name: ImageName
+    labels: LabelMap = {}
+    min_slots: MinSlots | None = None
+    service_ports: ServicePorts | None = None
+    domains: list[EntityName] = []
+
+
+class ImageUpdate(Body):
+    min_slots: MinSlots | None = None
+    service_ports: ServicePorts | None = None
+    domains: list[EntityName] | None = None

@@ -5,6 +5,10 @@
 #
 #   bash scripts/run.sh          (normally through `make run`)
 #
+# HUBGRID_SPAWNER=docker also starts the Docker engine and builds the session
+# image (scripts/start-docker.sh, scripts/build-images.sh); =slurm starts the
+# single-node Slurm (scripts/start-slurm.sh).
+#
 # State (databases, secrets, passwords) lives in $HUBGRID_STATE_DIR (./state).
 # The generated passwords are printed on the first start only; they stay in
 # the state dir, readable by root alone.
@@ -52,5 +56,17 @@ MSG
 else
     echo "hubgrid is starting at $url (passwords were printed at the first start; see $HUBGRID_STATE_DIR/)"
 fi
+
+# the session backend (jupyterhub_config.py): bring up what it needs
+case "${HUBGRID_SPAWNER:-local}" in
+    docker)
+        hosts="$(bash scripts/start-docker.sh | tail -n1)"
+        bash scripts/build-images.sh --hosts "$hosts" >/dev/null
+        ;;
+    slurm)
+        HUBGRID_SLURM_PARTITION="$(bash scripts/start-slurm.sh | tail -n1)"
+        export HUBGRID_SLURM_PARTITION
+        ;;
+esac
 
 exec .venv/bin/jupyterhub -f "$REPO_ROOT/jupyterhub_config.py"

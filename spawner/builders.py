@@ -25,7 +25,7 @@ Fractional GPU enforcement modes (``gpu_environment``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 MODES = ("mps", "hami", "framework")
 MiB = 2**20
@@ -59,6 +59,8 @@ class SessionSpec:
     mem: int
     gpus: tuple[GPU, ...] = ()
     gpu_mode: str = "framework"
+    #: give the container the devices (False: declared GPUs with no driver)
+    attach_gpus: bool = True
     mounts: tuple[Mount, ...] = ()
     uid: int = 1000
     gid: int = 100
@@ -136,7 +138,7 @@ def host_config(spec: SessionSpec) -> dict:
         "Privileged": False,
         "CapDrop": ["ALL"],
         "SecurityOpt": ["no-new-privileges"],
-        "DeviceRequests": device_requests(spec.gpus),
+        "DeviceRequests": device_requests(spec.gpus) if spec.attach_gpus else [],
         "Mounts": [
             {"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only}
             for m in spec.mounts
@@ -154,4 +156,32 @@ def container_config(spec: SessionSpec) -> dict:
         "Env": [f"{k}={v}" for k, v in sorted(env.items())],
         "Labels": labels(spec),
         "HostConfig": host_config(spec),
+    }
+
+
+def slurm_gres(gpus: tuple[GPU, ...], shards_per_gpu: int) -> str:
+    """The ``--gres`` of an allocation: ``gpu:N`` for whole devices, or
+    ``shard:K`` for a share of one (K of the ``shards_per_gpu`` shards that
+    slurm.conf declares per GPU; at least one). Slurm picks the device."""
+    if not gpus:
+        return ""
+    shared = [g for g in gpus if g.share < 1]
+    if not shared:
+        return f"gpu:{len(gpus)}"
+    if len(gpus) != 1:
+        raise ValueError("a share is of ONE device: fractional allocations hold one GPU")
+    shards = int((shared[0].share * shards_per_gpu).to_integral_value(ROUND_FLOOR))
+    return f"shard:{max(shards, 1)}"
+
+
+def slurm_request(cpu: Decimal, mem: int, gpus: tuple[GPU, ...], partition: str,
+                  shards_per_gpu: int = 100) -> dict[str, str]:
+    """batchspawner's ``req_*`` values for an allocation. Slurm counts whole
+    CPUs and MiB: a fractional cpu grant is rounded up (the job may use a
+    little more than granted, never less), memory rounded up to MiB."""
+    return {
+        "partition": partition,
+        "nprocs": str(int(cpu.to_integral_value(ROUND_CEILING)) or 1),
+        "memory": f"{-(-mem // MiB)}M" if mem else "",
+        "gres": slurm_gres(gpus, shards_per_gpu),
     }

@@ -13,28 +13,29 @@ from __future__ import annotations
 
 import asyncio
 from decimal import Decimal
-from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from jupyterhub.spawner import SpawnException
-from traitlets import Enum, Float, Unicode, default
+from traitlets import Dict, Enum, Float, Integer, Unicode, default
 from traitlets.config import Configurable
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
 
 from .builders import GPU, MODES, gpu_environment
-from .options import OptionsError, options_from_form, parse_options
-
-TEMPLATES = Environment(
-    loader=FileSystemLoader(Path(__file__).parent / "templates"),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-)
+from .options import TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
 
 
 class HubgridSpawnerMixin(Configurable):
     """hubgrid admission, placement and release for any JupyterHub spawner."""
 
     allocation_id = Unicode(None, allow_none=True)
+    #: the service's allocation model of the running session (not persisted)
+    allocation = Dict()
+    #: bytes of the session's output already sent to the service
+    log_offset = Integer(0)
+    #: the environment of this start: allocation, GPUs, batch command
+    session_env = Dict()
+    #: how the session's main process ended (batch sessions), once known
+    exit_code = Integer(None, allow_none=True)
 
     gpu_sharing_mode = Enum(
         list(MODES),
@@ -65,13 +66,12 @@ class HubgridSpawnerMixin(Configurable):
 
     async def _hubgrid_form(self, spawner=None):
         try:
-            identity = await self.hubgrid.identity(self.user.name)
+            choices = await self.hubgrid.spawn_choices(self.user.name)
         except (Refused, ServiceUnavailable) as e:
-            return f"<p>hubgrid is not available: {e}</p>"
-        return TEMPLATES.get_template("form.html").render(
-            projects=identity["projects"], project=(identity["projects"] or [None])[0],
-            groups=["default"], defaults={"cpu": "1", "mem": "2G"}, quota="",
-        )
+            return TEMPLATES.from_string("<p class=\"alert alert-danger\">{{ e }}</p>").render(
+                e=f"hubgrid cannot offer you sessions now: {e}")
+        image = self.session_image(SessionOptions())
+        return spawn_form(choices, image, images=image is not None)
 
     @default("options_form")
     def _default_options_form(self):
@@ -107,8 +107,13 @@ class HubgridSpawnerMixin(Configurable):
         body = {
             "user": self.user.name, "project": project, "resource_group": opts.resource_group,
             "slots": {k: str(v) for k, v in slots.items()}, "gpu_models": opts.gpu_models,
-            "session_type": opts.session_type,
+            "session_type": opts.session_type, "server_name": self.name or "",
         }
+        image = self.session_image(opts)
+        if image:
+            body["image"] = image
+        if opts.session_type == "batch":
+            body["command"] = opts.command
         try:
             allocation = await client.allocate(body)
         except Refused as e:
@@ -123,10 +128,12 @@ class HubgridSpawnerMixin(Configurable):
             self.allocation_id = None
             raise SpawnException(f"not started: {reason}", reason="cancelled", status_code=409)
         self._pending = ""
-        self._apply_allocation(allocation)
+        self.log_offset, self.exit_code = 0, None
+        self._apply_allocation(allocation, opts)
         return allocation
 
-    def _apply_allocation(self, allocation: dict) -> None:
+    def _apply_allocation(self, allocation: dict, opts) -> None:
+        self.allocation = allocation
         slots = {k: Decimal(v) for k, v in allocation["slots"].items()}
         if "mem" in slots:
             self.mem_limit = int(slots["mem"])
@@ -134,14 +141,70 @@ class HubgridSpawnerMixin(Configurable):
             self.cpu_limit = float(slots["cpu"])  # traitlets' Float, at the backend edge
         gpus = tuple(GPU(g["index"], Decimal(g["share"]), g.get("memory", 0))
                      for g in allocation["gpus"])
-        self.environment = {**self.environment, **self._env_of(allocation),
+        batch = {"HUBGRID_BATCH_COMMAND": opts.command} if opts.session_type == "batch" else {}
+        self.session_env = {**self._env_of(allocation), **batch,
                             **gpu_environment(gpus, self.gpu_sharing_mode)}
 
+    def get_env(self):
+        # the session's own variables, set anew for every start
+        return {**super().get_env(), **self.session_env}
+
+    # -- backend hooks (a concrete spawner overrides what it can) --------------
+
+    def session_image(self, opts) -> str | None:
+        """The registry image this session runs (None: the backend has no images)."""
+        return None
+
+    async def session_log(self, offset: int) -> bytes:
+        """The session's output from byte ``offset`` on (b"" when there is none)."""
+        return b""
+
+    async def session_exit_code(self) -> int | None:
+        """How the session's main process ended, once it has (else None)."""
+        return None
+
+    async def discard_session(self) -> None:
+        """Remove what is left of a session that ended by itself (a stopped
+        container); JupyterHub calls stop() only for running servers."""
+
+    async def push_log(self) -> None:
+        """Send the session's new output to the service (best effort)."""
+        if not self.allocation_id:
+            return
+        try:
+            data = await self.session_log(self.log_offset)
+        except Exception as e:  # a backend that cannot read logs must not break the session
+            self.log.warning("could not read the log of %s: %s", self._log_name, e)
+            return
+        if not data:
+            return
+        try:
+            await self.hubgrid.append_log(self.allocation_id, data)
+        except (Refused, ServiceUnavailable) as e:
+            self.log.warning("could not store the log of %s: %s", self._log_name, e)
+            return
+        self.log_offset += len(data)
+
+    async def session_ended(self) -> None:
+        """Keep the output and exit code of a session that ended (before the
+        backend removes its container or job)."""
+        await self.push_log()
+        if self.exit_code is None:
+            try:
+                self.exit_code = await self.session_exit_code()
+            except Exception as e:
+                self.log.warning("could not read the exit code of %s: %s", self._log_name, e)
+
     async def start(self):
-        await self._admit()
+        try:
+            await self._admit()
+        except BaseException:  # refused, timed out, or cancelled while pending
+            await self._release("cancelled before it started")
+            raise
         try:
             return await super().start()
         except BaseException:
+            await self.session_ended()
             await self._release("the server failed to start")
             raise
 
@@ -149,12 +212,20 @@ class HubgridSpawnerMixin(Configurable):
         try:
             await super().stop(now=now)
         finally:
+            if self.allocation_id:
+                await self.session_ended()
             await self._release("the server stopped")
 
     async def poll(self):
         status = await super().poll()
-        if status is not None and self.allocation_id:
-            await self._release("the server is no longer running")
+        if self.allocation_id:
+            if status is None:
+                await self.push_log()
+            else:
+                await self.session_ended()
+                await self._release("the server is no longer running")
+                # JupyterHub does not call stop() for a server that died
+                await self.discard_session()
         return status
 
     async def _release(self, reason: str) -> None:
@@ -162,7 +233,7 @@ class HubgridSpawnerMixin(Configurable):
         if alloc:
             self.log.info("releasing hubgrid allocation %s of %s: %s", alloc, self._log_name, reason)
             try:
-                await self.hubgrid.release(alloc, reason)
+                await self.hubgrid.release(alloc, reason, exit_code=self.exit_code)
             except (Refused, ServiceUnavailable) as e:
                 self.log.warning("could not release allocation %s: %s", alloc, e)
                 self.allocation_id = alloc  # try again at the next stop/poll
@@ -180,11 +251,13 @@ class HubgridSpawnerMixin(Configurable):
         state = super().get_state()
         if self.allocation_id:
             state["hubgrid_allocation"] = self.allocation_id
+            state["hubgrid_log_offset"] = self.log_offset
         return state
 
     def load_state(self, state):
         super().load_state(state)
         self.allocation_id = state.get("hubgrid_allocation")
+        self.log_offset = int(state.get("hubgrid_log_offset", 0))
 
     def clear_state(self):
         # the wrapped spawner clears its state inside its own poll() and

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
 
 from quota_service import slots as slotlib
 from quota_service.schemas import EntityName
 
 Amount = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 Model = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+#: an image of the service's registry, ``repository:tag``
+ImageName = Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9._/-]{0,199}(:[A-Za-z0-9_.-]{1,128})?$")]
 
 
 class SessionOptions(BaseModel):
@@ -21,6 +25,7 @@ class SessionOptions(BaseModel):
 
     project: EntityName | None = None
     resource_group: EntityName = "default"
+    image: ImageName | None = None
     cpu: Amount = Decimal(1)
     mem: Annotated[StrictStr, Field(max_length=32)] | int = "2G"
     gpu: Annotated[int, Field(ge=0, le=1024)] = 0
@@ -28,7 +33,15 @@ class SessionOptions(BaseModel):
     gpu_models: list[Model] = []
     vfolders: list[EntityName] = []
     session_type: Literal["interactive", "batch"] = "interactive"
-    command: Annotated[StrictStr, Field(max_length=4096)] | None = None
+    command: Annotated[StrictStr, Field(min_length=1, max_length=4096)] | None = None
+
+    @model_validator(mode="after")
+    def _command_iff_batch(self):
+        if self.session_type == "batch" and not (self.command or "").strip():
+            raise ValueError("a batch session needs a command")
+        if self.session_type == "interactive" and self.command is not None:
+            raise ValueError("only batch sessions take a command")
+        return self
 
     def slots(self) -> dict[str, Decimal]:
         """The request as a validated slot map (ValueError with the reason)."""
@@ -48,7 +61,7 @@ def parse_options(data: dict | None) -> tuple[SessionOptions, dict[str, Decimal]
     except ValidationError as e:
         problems = [
             f"{'.'.join(str(x) for x in err['loc']) or 'options'}: "
-            + ("unknown option" if err["type"] == "extra_forbidden" else err["msg"])
+            + ("unknown option" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, "))
             for err in e.errors(include_url=False, include_input=False)
         ]
         raise OptionsError("; ".join(problems)) from None
@@ -63,14 +76,59 @@ def options_from_form(formdata: dict[str, list[str]]) -> dict:
         return values[0].strip() if values and values[0].strip() != "" else default
 
     out = {}
-    for key in ("project", "resource_group", "cpu", "mem", "gpu_shares", "session_type", "command"):
+    for key in ("project", "resource_group", "image", "cpu", "mem", "gpu_shares", "session_type",
+                "command"):
         value = one(key)
         if value is not None:
             out[key] = value
     gpu = one("gpu")
     if gpu is not None:
         out["gpu"] = int(gpu) if gpu.isdigit() else gpu
-    models = [m for m in formdata.get("gpu_models", []) if m.strip()]
+    if out.get("session_type", "interactive") == "interactive":
+        out.pop("command", None)  # the form always posts the field
+    # a multi-select posts one value per model, the form's text field a comma list
+    models = [m.strip() for v in formdata.get("gpu_models", []) for m in v.split(",") if m.strip()]
     if models:
         out["gpu_models"] = models
     return out
+
+
+# --- the spawn form ----------------------------------------------------------
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
+
+FORM_SLOTS = ("cpu", "mem", "gpu", "gpu.shares")
+SLOT_TITLES = {"cpu": "CPU cores", "mem": "Memory", "gpu": "GPUs", "gpu.shares": "GPU shares"}
+GiB = Decimal(2**30)
+
+
+def show_amount(slot: str, amount: str | None) -> str:
+    """A remaining amount as the form shows it: memory in GiB, None as no limit."""
+    if amount is None:
+        return "no limit"
+    if slot == "mem":
+        gib = (Decimal(amount) / GiB).quantize(Decimal("0.01")).normalize()
+        return f"{gib:f} GiB"
+    return amount
+
+
+def spawn_form(choices: dict, default_image: str | None = None,
+               defaults: dict | None = None, images: bool = True) -> str:
+    """The spawn page's form for the service's spawn choices of one user;
+    ``images``: the backend runs registry images (the form offers them)."""
+    groups: dict[str, dict] = {}
+    for p in choices["projects"]:
+        for g in p["resource_groups"]:
+            entry = groups.setdefault(g["name"], {"name": g["name"], "projects": [],
+                                                  "session_types": g["session_types"]})
+            entry["projects"].append(p["name"])
+    names = sorted(groups)
+    default_group = "default" if "default" in groups else (names[0] if names else None)
+    return TEMPLATES.get_template("form.html").render(
+        choices=choices, images=choices["images"] if images else [], groups=[groups[n] for n in names], default_group=default_group,
+        default_image=default_image, defaults=defaults or {"cpu": "1", "mem": "2G"},
+        slots=FORM_SLOTS, slot_titles=SLOT_TITLES, show=show_amount,
+    )

@@ -19,6 +19,8 @@ from quota_service.admission import (
     Snapshot,
     Usage,
     decide,
+    remaining,
+    sessions_left,
     waiting_for_capacity,
     waiting_in_line,
 )
@@ -401,3 +403,47 @@ def test_a_gpu_model_no_node_has_is_refused_not_queued():
 def test_a_refusal_above_a_limit_shows_what_is_in_use():
     assert verdict(request(gpu=3), project(slots(gpu=2), slots(gpu=1))) == ("refuse", [
         "project ml-team gpu: used 1 + requested 3 > limit 2 (over by 2)"])
+
+
+# ---------------------------------------------------------------- what remains (the spawn form)
+
+FORM = ("cpu", "mem", "gpu", "gpu.shares")
+
+
+def test_remaining_is_the_tightest_level_and_none_where_nothing_limits():
+    levels = (user(slots(cpu=8), slots(cpu=3)), project(slots(cpu=4, mem=GiB), slots(cpu=2)),
+              domain())
+    assert remaining(levels, FORM) == {"cpu": D(2), "mem": D(GiB), "gpu": None,
+                                       "gpu.shares": None}
+
+
+def test_remaining_never_goes_below_zero_when_a_limit_was_lowered():
+    assert remaining((user(slots(cpu=2), slots(cpu=5)),), ("cpu",)) == {"cpu": D(0)}
+
+
+def test_a_device_limit_caps_whole_devices_and_shares_together():
+    # 2 GPUs allowed; one whole GPU and 0.5 of another are held
+    levels = (user(slots(gpu=2), slots(gpu=1, gpu_shares=0.5)),)
+    assert remaining(levels, FORM)["gpu"] == D("0.5")
+    assert remaining(levels, FORM)["gpu.shares"] == D("0.5")
+
+
+def test_a_share_limit_caps_shares_alone():
+    levels = (user(slots(gpu_shares="1.5"), slots(gpu_shares="0.25", gpu=1)),)
+    left = remaining(levels, FORM)
+    assert (left["gpu"], left["gpu.shares"]) == (None, D("1.25"))
+
+
+def test_unspecified_slots_of_a_limited_policy_leave_nothing():
+    levels = (user(slots(cpu=4), unspecified_limited=True),)
+    assert remaining(levels, FORM) == {"cpu": D(4), "mem": D(0), "gpu": D(0),
+                                       "gpu.shares": D(0)}
+
+
+@pytest.mark.parametrize("levels,left", [
+    ((user(), project(), domain()), None),
+    ((user(max_sessions=3, sessions=1), project(max_sessions=5, sessions=4)), 1),
+    ((user(max_sessions=2, sessions=3),), 0),
+])
+def test_sessions_left(levels, left):
+    assert sessions_left(levels) == left

@@ -236,3 +236,68 @@ def test_domain_admin_cannot_set_limits_above_the_domain_total(world):  # noqa: 
     finally:
         hub.call("PATCH", "domains/acme/projects/ml", "admin", json={"total_resource_slots": {}})
         hub.call("PATCH", "domains/acme", "admin", json={"total_resource_slots": {}})
+
+
+# --- images and sessions (issue #4) ------------------------------------------------
+
+@pytest.mark.parametrize(
+    "body,status,words",
+    [
+        ({"name": "in/put:1", "labels": {"ai.hubgrid.service-ports": "lab:http:../hub"}}, 400,
+         "label ai.hubgrid.service-ports"),
+        ({"name": "in/put:1", "labels": {"ai.hubgrid.resource.min.cpu": "-1"}}, 400,
+         "label ai.hubgrid.resource.min.cpu"),
+        ({"name": "in/put"}, 422, "needs a tag"),
+        ({"name": "in/put:1", "domains": ["no-such-domain"]}, 422, "no domain named"),
+        ({"name": "in/put:1", "service_ports": [{"name": "x", "path": "/abs"}]}, 422, "relative"),
+        ({"name": "in/put:1", "min_slots": {"cpu": "lots"}}, 422, "not a number"),
+    ],
+)
+def test_bad_image_bodies_get_a_clear_error_and_write_nothing(world, body, status, words):  # noqa: F811
+    hub = world.hub
+    before = hub.call("GET", "images", "admin").json()
+    r = hub.call("POST", "images", "admin", json=body)
+    assert r.status_code == status, r.text
+    assert words in r.json()["message"]
+    assert hub.call("GET", "images", "admin").json() == before
+
+
+@pytest.mark.parametrize(
+    "fields,words",
+    [
+        ({"image": "no/such-image:1"}, "unknown image 'no/such-image:1'"),
+        ({"session_type": "batch"}, "a batch session needs a command"),
+        ({"command": "ls"}, "only batch sessions take a command"),
+        ({"server_name": "a b"}, "server_name"),
+    ],
+)
+def test_bad_session_requests_are_422_and_write_nothing(world, fields, words):  # noqa: F811
+    hub = world.hub
+    before = hub.call("GET", "allocations", "admin").json()
+    r = hub.call("POST", "allocations", "alice", json={**SESSION, "slots": {"cpu": "1"}, **fields})
+    assert r.status_code == 422, r.text
+    assert words in r.json()["message"]
+    assert hub.call("GET", "allocations", "admin").json() == before
+
+
+def test_an_image_below_its_minimum_is_refused_with_the_numbers(world):  # noqa: F811
+    hub = world.hub
+    name = f"in/min-{uuid.uuid4().hex[:6]}:1"
+    assert hub.call("POST", "images", "admin", json={
+        "name": name, "min_slots": {"cpu": "2"}}).status_code == 201
+    r = hub.call("POST", "allocations", "alice",
+                 json={**SESSION, "slots": {"cpu": "1"}, "image": name})
+    assert r.status_code == 422
+    assert r.json()["message"] == f"image {name} needs at least cpu 2 (requested 1)"
+
+
+@pytest.mark.parametrize("query", ["tail=-1", "tail=ten", "tail=1&tail=x", "head=5"])
+def test_bad_log_queries_are_refused(world, query):  # noqa: F811
+    hub = world.hub
+    a = hub.call("POST", "allocations", "alice", json={**SESSION, "slots": {"cpu": "1"}}).json()
+    try:
+        r = hub.call("GET", f"allocations/{a['id']}/logs?{query}", "alice")
+        assert r.status_code in (400, 422), r.text
+        assert r.json()["message"]
+    finally:
+        hub.call("DELETE", f"allocations/{a['id']}", "alice")

@@ -13,6 +13,8 @@ from spawner.builders import (
     container_config,
     device_requests,
     gpu_environment,
+    slurm_gres,
+    slurm_request,
 )
 
 GiB = 2**30
@@ -111,15 +113,46 @@ def test_the_allocation_environment_cannot_be_overridden_by_extra_env():
 
 def test_the_spawner_applies_the_allocation_limits_and_gpu_environment():
     from spawner import HubgridLocalProcessSpawner
+    from spawner.options import SessionOptions
 
     sp = HubgridLocalProcessSpawner(gpu_sharing_mode="hami")
     sp._apply_allocation({
         "id": "a-9", "domain": "acme", "project": "ml", "resource_group": "gpu", "node": "n1",
         "slots": {"cpu": "1.5", "mem": str(4 * GiB), "gpu.shares": "0.5"},
         "gpus": [{"index": 3, "share": "0.5", "memory": 16 * GiB}],
-    })
+    }, SessionOptions())
     assert (sp.cpu_limit, sp.mem_limit) == (1.5, 4 * GiB)
-    assert {k: sp.environment[k] for k in ("HUBGRID_ALLOCATION", "CUDA_VISIBLE_DEVICES",
+    assert {k: sp.session_env[k] for k in ("HUBGRID_ALLOCATION", "CUDA_VISIBLE_DEVICES",
                                            "CUDA_DEVICE_SM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT")} == {
         "HUBGRID_ALLOCATION": "a-9", "CUDA_VISIBLE_DEVICES": "3",
         "CUDA_DEVICE_SM_LIMIT": "50", "CUDA_DEVICE_MEMORY_LIMIT": "8192m"}
+
+
+def test_declared_gpus_without_a_runtime_get_the_environment_but_no_devices():
+    cfg = container_config(spec(gpus=(GPU(2, D("0.5"), A100),), attach_gpus=False))
+    assert cfg["HostConfig"]["DeviceRequests"] == []
+    assert "CUDA_VISIBLE_DEVICES=2" in cfg["Env"]
+    attached = container_config(spec(gpus=(GPU(2, D("0.5"), A100),)))
+    assert attached["HostConfig"]["DeviceRequests"][0]["DeviceIDs"] == ["2"]
+
+
+@pytest.mark.parametrize("gpus, gres", [
+    ((), ""),
+    ((GPU(0, D(1)), GPU(5, D(1))), "gpu:2"),
+    ((GPU(1, D("0.25")),), "shard:25"),
+    ((GPU(1, D("0.005")),), "shard:1"),  # never zero shards
+])
+def test_slurm_gres_asks_for_whole_gpus_or_shards(gpus, gres):
+    assert slurm_gres(gpus, 100) == gres
+
+
+def test_slurm_gres_refuses_a_share_spread_over_devices():
+    with pytest.raises(ValueError, match="ONE device"):
+        slurm_gres((GPU(0, D("0.5")), GPU(1, D("0.5"))), 100)
+
+
+def test_slurm_request_rounds_cpu_and_memory_up():
+    assert slurm_request(D("1.5"), 512 * 2**20 + 1, (), "batch") == {
+        "partition": "batch", "nprocs": "2", "memory": "513M", "gres": ""}
+    assert slurm_request(D("0.1"), 0, (GPU(0, D(1)),), "gpu") == {
+        "partition": "gpu", "nprocs": "1", "memory": "", "gres": "gpu:1"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from urllib.parse import quote
 
 import pytest
 
@@ -99,6 +100,14 @@ def alice_allocation(w):
     return {"allocation": r.json()["id"]}
 
 
+def tmp_image(w):
+    """An image only acme may use, by its URL-encoded and its raw name."""
+    name = f"matrix/{uniq('img')}:1"
+    r = w.hub.call("POST", "images", "admin", json={"name": name, "domains": ["acme"]})
+    assert r.status_code == 201, r.text
+    return {"image": quote(name, safe=""), "raw_image": name}
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -181,7 +190,7 @@ CASES = [
      expect(403, admin=201)),
     ("get-node", "GET", "nodes/acme-node", None, nothing,
      expect(404, alice=200, ada=200, admin=200)),
-    ("update-node", "PATCH", "nodes/{node}", {"backend_url": "tcp://x:2376"}, tmp_node,
+    ("update-node", "PATCH", "nodes/{node}", {"backend_url": "tcp://127.0.0.1:1"}, tmp_node,
      expect(404, alice=403, ada=403, admin=200)),
     ("delete-node", "DELETE", "nodes/{node}", None, tmp_node,
      expect(404, alice=403, ada=403, admin=204)),
@@ -192,11 +201,35 @@ CASES = [
      expect(404, alice=200, ada=200, admin=200)),
     ("release-allocation", "DELETE", "allocations/{allocation}", None, alice_allocation,
      expect(404, alice=204, ada=204, admin=204)),
+    ("read-allocation-log", "GET", "allocations/{allocation}/logs", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("list-images", "GET", "images", None, nothing, expect(200)),
+    ("create-image", "POST", "images", lambda: {"name": f"matrix/{uniq('i')}:1"}, nothing,
+     expect(403, admin=201)),
+    ("get-image", "GET", "images/{image}", None, tmp_image,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("get-image-by-raw-path", "GET", "images/{raw_image}", None, tmp_image,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-image", "PATCH", "images/{image}", {"domains": []}, tmp_image,
+     expect(404, alice=403, ada=403, admin=200)),
+    ("delete-image", "DELETE", "images/{raw_image}", None, tmp_image,
+     expect(404, alice=403, ada=403, admin=204)),
+    ("scan-images", "POST", "images/scan", {}, nothing, expect(403, admin=200)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     ("internal-login", "POST", "internal/login",
      {"username": "alice", "success": True}, nothing, expect(401)),
     ("internal-identity", "GET", "internal/identity/alice", None, nothing, expect(401)),
     ("internal-sync", "POST", "internal/sync", {}, nothing, expect(401)),
+    ("internal-spawn-choices", "GET", "internal/spawn-choices/alice", None, nothing,
+     expect(401)),
+    ("internal-allocate", "POST", "internal/allocations", {**SESSION, "user": "alice"}, nothing,
+     expect(401)),
+    ("internal-get-allocation", "GET", "internal/allocations/{allocation}", None,
+     alice_allocation, expect(401)),
+    ("internal-release", "DELETE", "internal/allocations/{allocation}?exit_code=0", None,
+     alice_allocation, expect(401)),
+    ("internal-append-log", "POST", "internal/allocations/{allocation}/logs", None,
+     alice_allocation, expect(401)),
 ]
 
 PUBLIC = {"openapi"}
@@ -250,3 +283,21 @@ def test_denials_are_in_the_access_log(world):  # noqa: F811
     assert any(e["target"] == "acme" and e["status"] == 404 for e in log)
     log = hub.call("GET", "audit?user=ada&action=domain.create", "admin").json()["entries"]
     assert log and log[0]["outcome"] == "denied" and log[0]["source"] == "127.0.0.1"
+
+
+def test_every_documented_operation_has_a_case_in_the_matrix():
+    """A new endpoint cannot be served without being checked above."""
+    import re
+    from collections import defaultdict
+
+    from quota_service.handlers.openapi import document
+
+    cases = [(method, template.format_map(defaultdict(lambda: "x")).split("?")[0])
+             for _id, method, template, *_ in CASES]
+    missing = []
+    for path, item in document("/").get("paths").items():
+        pattern = re.sub(r"\\\{[a-z_]+\\\}", "[^?]+", re.escape(path.lstrip("/")))
+        for verb in item:
+            if not any(m == verb.upper() and re.fullmatch(pattern, p) for m, p in cases):
+                missing.append(f"{verb.upper()} {path}")
+    assert missing == []

@@ -14,7 +14,7 @@ from quota_service.models import Base
 TABLES = {
     "domains", "projects", "users", "memberships", "keypairs", "audit_log",
     "resource_policies", "resource_groups", "resource_group_grants", "nodes", "devices",
-    "allocations",
+    "allocations", "images",
 }
 
 
@@ -111,3 +111,43 @@ def test_the_migrated_schema_enforces_the_models_constraints(engine):
                     "VALUES (1, 'alice', 1, 'root', true, CURRENT_TIMESTAMP)"
                 ))
             c.rollback()
+
+
+def test_0003_keeps_the_sessions_of_0002_and_dates_the_end_of_released_ones(bare_engine):
+    """Allocations made before the image registry survive the upgrade: no
+    image, the default server, and a released one ended when it was released."""
+    db.upgrade(bare_engine, "0002")
+    released_at = "2030-01-02 03:04:05"
+    with bare_engine.begin() as c:
+        for sql in (
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (1, 'acme', '', true, '{}', '[]', '[]', false, CURRENT_TIMESTAMP)",
+            "INSERT INTO projects (id, domain_id, name, description, active, total_resource_slots,"
+            " created_at) VALUES (1, 1, 'ml', '', true, '{}', CURRENT_TIMESTAMP)",
+            "INSERT INTO users (id, name, domain_id, role, active, resource_policy, created_at) "
+            "VALUES (1, 'alice', 1, 'user', true, 'default', CURRENT_TIMESTAMP)",
+            "INSERT INTO resource_groups (id, name, description, active, session_types, "
+            "queue_order, hol_passes, created_at) "
+            "VALUES (1, 'gpu', '', true, '[]', 'fifo', 3, CURRENT_TIMESTAMP)",
+        ):
+            c.execute(sa.text(sql))
+        for alloc_id, state, released in (("a-released", "released", released_at),
+                                          ("a-cancelled", "cancelled", released_at),
+                                          ("a-running", "allocated", None)):
+            c.execute(sa.text(
+                "INSERT INTO allocations (id, user_id, project_id, domain_id, resource_group_id, "
+                "session_type, slots, gpus, gpu_models, state, priority, passes, reasons, "
+                "created_at, released_at, release_reason, origin) VALUES (:id, 1, 1, 1, 1, "
+                "'interactive', '{}', '[]', '[]', :state, 0, 0, '[]', CURRENT_TIMESTAMP, "
+                ":released, '', 'hub')"), {"id": alloc_id, "state": state, "released": released})
+    db.upgrade(bare_engine)
+    with bare_engine.connect() as c:
+        rows = {r.id: r for r in c.execute(sa.text(
+            "SELECT id, image, server_name, command, exit_code, ended_at, released_at, "
+            "log_purged_at FROM allocations"))}
+    assert {r.server_name for r in rows.values()} == {""}
+    assert {(r.image, r.command, r.exit_code, r.log_purged_at) for r in rows.values()} == {
+        (None, None, None, None)}
+    assert rows["a-released"].ended_at == rows["a-released"].released_at is not None
+    assert rows["a-cancelled"].ended_at is None and rows["a-running"].ended_at is None

@@ -90,7 +90,9 @@ def api_routes(app, api_prefix: str) -> dict[str, type]:
             continue
         path = pattern[len(api_prefix) - 1:]
         path = re.sub(r"/\?\$$", "", path)
-        path = path.replace("([^/]+)", "{}").replace("openapi\\.json", "openapi.json")
+        # one path segment, or an image name (its '/'s raw or URL-encoded)
+        path = path.replace("([^/]+)", "{}").replace("(.+)", "{}")
+        path = path.replace("openapi\\.json", "openapi.json")
         assert "(" not in path and "$" not in path, f"unexpected route pattern {pattern}"
         assert path not in routes, f"{path} is routed twice"
         routes[path] = rule.target

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -45,6 +46,10 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     #: query parameters each verb accepts, with their meaning (for OpenAPI)
     queries: dict[str, dict[str, str]] = {}
+    #: success statuses that differ from the usual ones (for OpenAPI)
+    success: dict[str, str] = {}
+    #: content types other than JSON a verb answers with (for OpenAPI)
+    produces: dict[str, str] = {}
 
     def initialize(self, service):
         self.service = service
@@ -125,6 +130,16 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             return json.loads(self.request.body, parse_float=Decimal)
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(f"request body is not valid JSON: {e}") from None
+
+    def int_argument(self, name: str, lo: int, hi: int) -> int | None:
+        """An optional integer query argument in [lo, hi]; a 400 otherwise."""
+        value = self.get_query_argument(name, None)
+        if value is None:
+            return None
+        n = int(value) if re.fullmatch(r"-?[0-9]{1,18}", value, re.ASCII) else None
+        if n is None or not lo <= n <= hi:
+            raise ApiError(f"{name}: must be an integer from {lo} to {hi}, not {value[:40]!r}")
+        return n
 
     def query_args(self) -> dict[str, str]:
         return {k: self.get_query_argument(k) for k in self.request.query_arguments}

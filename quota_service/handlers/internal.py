@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import audit, db, ledger, tenancy
+from .. import audit, db, ledger, sessionlogs, tenancy
 from ..errors import ApiError
 from ..schemas import InternalAllocationCreate, LoginEvent, parse
 from .base import APIHandler
@@ -78,7 +78,8 @@ class InternalAllocationsHandler(APIHandler):
         with db.transaction(self.service.session_factory) as s:
             p = tenancy.principal_for_hub_user(s, body.user)
         with db.ledger_transaction(self.service.session_factory) as s:
-            model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub")
+            model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub",
+                                  base_url=self.service.hub_base_url)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
 
 
@@ -86,21 +87,54 @@ class InternalAllocationHandler(APIHandler):
     """Read or release an allocation (the spawner, on stop or when it died)."""
 
     caller_kind = "internal"
-    queries = {"delete": {"reason": "why it is released"}}
+    queries = {"delete": {"reason": "why it is released",
+                          "exit_code": "how the session's main process ended (-255 to 255)"}}
+    success = {"delete": "200"}
 
     def get(self, alloc_id):
         with db.transaction(self.service.session_factory) as s:
-            self.finish_json(ledger.allocation_model(s, ledger.get_allocation(s, alloc_id)))
+            self.finish_json(ledger.allocation_model(s, ledger.get_allocation(s, alloc_id),
+                                                     self.service.hub_base_url))
 
     def delete(self, alloc_id):
+        """Release it exactly once; a second release changes nothing (exit code included)."""
         reason = self.get_query_argument("reason", "released by the hub")
+        exit_code = self.int_argument("exit_code", -255, 255)
         with db.ledger_transaction(self.service.session_factory) as s:
-            model = ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), self.now(), reason)
+            model = ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), self.now(),
+                                              reason, exit_code, self.service.hub_base_url)
         self.service.schedule_soon(model["resource_group"])
         self.finish_json(model)
 
 
+class InternalLogHandler(APIHandler):
+    """The spawner appends a session's output to its log."""
+
+    caller_kind = "internal"
+    success = {"post": "200"}
+
+    def post(self, alloc_id):
+        """Append the request body (bytes, as they come) to the session's log."""
+        with db.transaction(self.service.session_factory) as s:
+            size, truncated = sessionlogs.append_log(
+                s, self.service.log_store, alloc_id, self.request.body,
+                self.service.session_log_retention_days)
+        self.finish_json({"size": size, "truncated": truncated})
+
+
+class SpawnChoicesHandler(APIHandler):
+    """What a user may start now: the spawn form's projects, groups, images and quota."""
+
+    caller_kind = "internal"
+
+    def get(self, name):
+        with db.transaction(self.service.session_factory) as s:
+            self.finish_json(ledger.spawn_choices(s, name))
+
+
 routes += [
+    (r"internal/spawn-choices/([^/]+)", SpawnChoicesHandler),
     (r"internal/allocations", InternalAllocationsHandler),
     (r"internal/allocations/([^/]+)", InternalAllocationHandler),
+    (r"internal/allocations/([^/]+)/logs", InternalLogHandler),
 ]

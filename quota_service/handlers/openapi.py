@@ -12,7 +12,7 @@ import re
 from pydantic import TypeAdapter
 from tornado import web
 
-from . import internal, scheduling, tenancy
+from . import images, internal, scheduling, tenancy
 from .base import APIHandler
 
 VERBS = ("get", "post", "put", "patch", "delete")
@@ -39,7 +39,7 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
     """``domains/([^/]+)/projects`` -> ``/domains/{domain}/projects``."""
     names: list[str] = []
     # the group itself holds a '/': mark it before splitting the route
-    parts = route.replace("([^/]+)", "\0").split("/")
+    parts = route.replace("([^/]+)", "\0").replace(images.IMAGE, "\0").split("/")
     out = []
     for i, part in enumerate(parts):
         if part == "\0":
@@ -52,6 +52,14 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
         else:
             out.append(part.replace("\\.", "."))
     return "/" + "/".join(out), names
+
+
+def _success(handler, verb: str) -> dict:
+    produces = handler.produces.get(verb)
+    if produces is None:
+        return {"description": "success"}
+    return {"description": "success",
+            "content": {produces.split(";")[0]: {"schema": {"type": "string"}}}}
 
 
 def document(prefix: str) -> dict:
@@ -76,7 +84,7 @@ def document(prefix: str) -> dict:
                     for n, text in getattr(handler, "queries", {}).get(verb, {}).items()
                 ],
                 "responses": {
-                    SUCCESS[verb]: {"description": "success"},
+                    handler.success.get(verb, SUCCESS[verb]): _success(handler, verb),
                     "default": {
                         "description": "error",
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
@@ -138,4 +146,4 @@ routes = [(r"openapi\.json", OpenAPIHandler)]
 
 
 def all_routes():
-    return tenancy.routes + scheduling.routes + internal.routes + routes
+    return tenancy.routes + scheduling.routes + images.routes + internal.routes + routes

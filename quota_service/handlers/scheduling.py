@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import ledger, resources
+from .. import ledger, resources, sessionlogs
 from ..db import ledger_transaction
 from ..errors import Hidden
 from ..schemas import (
@@ -171,14 +171,15 @@ class AllocationsHandler(APIHandler):
         with self.transaction() as s:
             self.finish_json(ledger.list_allocations(
                 s, self.principal, self.get_query_argument("state", None),
-                self.get_query_argument("user", None)))
+                self.get_query_argument("user", None), base_url=self.service.hub_base_url))
 
     def post(self):
         body = parse(AllocationCreate, self.json_body())
         self.audit_domain = self.principal.domain
         self.audit_target = f"{body.project}@{body.resource_group}"
         with ledger_transaction(self.service.session_factory) as s:
-            model = ledger.submit(s, self.principal, body, self.now(), self.service.strategy)
+            model = ledger.submit(s, self.principal, body, self.now(), self.service.strategy,
+                                  base_url=self.service.hub_base_url)
         self.audit_target = model["id"]
         status = 201 if model["state"] == "allocated" else 202
         self.set_header("Location", self.service.api_url("allocations", model["id"]))
@@ -212,7 +213,8 @@ class AllocationHandler(APIHandler):
         self.audit_target = alloc_id
         with self.transaction() as s:
             self.finish_json(ledger.allocation_model(
-                s, ledger.visible_allocation(s, self.principal, alloc_id)))
+                s, ledger.visible_allocation(s, self.principal, alloc_id),
+                self.service.hub_base_url))
 
     def delete(self, alloc_id):
         self.audit_target = alloc_id
@@ -221,6 +223,24 @@ class AllocationHandler(APIHandler):
         self.audit_domain = model["domain"]
         self.service.schedule_soon(model["resource_group"])
         self.no_content()
+
+
+class AllocationLogHandler(APIHandler):
+    """The output of a session, as the spawner sent it."""
+
+    resource = "allocation-log"
+    queries = {"get": {"tail": "only the last N bytes"}}
+    produces = {"get": "text/plain; charset=utf-8"}
+
+    def get(self, alloc_id):
+        """The session's log as text (410 once purged by the retention rule)."""
+        self.audit_target = alloc_id
+        tail = self.int_argument("tail", 0, 2**40)
+        with self.transaction() as s:
+            data = sessionlogs.read_log(s, self.principal, self.service.log_store, alloc_id,
+                                        tail, self.service.session_log_retention_days)
+        self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.finish(data.decode("utf-8", errors="replace"))
 
 
 NAME = r"([^/]+)"
@@ -236,4 +256,5 @@ routes = [
     (r"allocations", AllocationsHandler),
     (r"allocations/dry-run", DryRunHandler),
     (rf"allocations/{NAME}", AllocationHandler),
+    (rf"allocations/{NAME}/logs", AllocationLogHandler),
 ]

@@ -1,0 +1,156 @@
+"""Spawn latency: hubgrid's Docker spawner against stock DockerSpawner.
+
+    python -m bench.spawn [--users 10] [--concurrency 5] [--image hubgrid/base:latest]
+                          [--docker-url unix:///var/run/docker.sock] [--rounds 1]
+
+For each spawner, in the same run and on the same image, starts a real hub
+(jupyterhub_config.py with HUBGRID_SPAWNER=docker), logs ``--users`` users
+in, then starts their servers through the hub's REST API at ``--concurrency``
+and times each from the start request to ``ready``. Both spawners give a
+session the same limits (2 cpu, 1 GiB; hubgrid's through an allocation on a
+declared node big enough that nothing waits). The stock spawner is
+DockerSpawner with the settings host networking needs here
+(ENVIRONMENT.md). Rounds alternate the order. Prints the medians and p90 of
+both and the ratio hubgrid/stock (target <= 1.05).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import requests
+
+from bench.hubproc import Hub, launch_hub, stop_hub
+
+STOCK_CONFIG = """
+from dockerspawner import DockerSpawner
+from jupyterhub.utils import random_port
+
+
+class StockHostNetworkDockerSpawner(DockerSpawner):
+    # the two changes host networking needs (ENVIRONMENT.md)
+    async def start(self):
+        self.port = random_port()
+        return await super().start()
+
+    async def get_ip_and_port(self):
+        return "127.0.0.1", self.port
+
+
+c.JupyterHub.spawner_class = StockHostNetworkDockerSpawner
+c.DockerSpawner.image = {image!r}
+c.DockerSpawner.network_name = "host"
+c.DockerSpawner.use_internal_ip = True
+c.DockerSpawner.ip = "127.0.0.1"
+c.DockerSpawner.pull_policy = "never"
+c.DockerSpawner.remove = True
+c.DockerSpawner.cpu_limit = 2.0
+c.DockerSpawner.mem_limit = "1G"
+c.DockerSpawner.client_kwargs = {{"base_url": {url!r}}}
+"""
+
+HUBGRID_OPTIONS = {"resource_group": "bench", "cpu": "2", "mem": "1G"}
+
+
+def _ok(r: requests.Response, *codes: int) -> dict:
+    if r.status_code not in codes:
+        raise RuntimeError(f"{r.request.method} {r.url}: {r.status_code} {r.text[:300]}")
+    return r.json() if r.content else {}
+
+
+def _prepare(hub: Hub, kind: str, users: list[str], image: str, url: str) -> None:
+    for u in users:
+        if hub.login(u).status_code != 302:
+            raise RuntimeError(f"login of {u} failed")
+    if kind == "hubgrid":
+        _ok(hub.call("POST", "resource-groups", "admin", json={"name": "bench"}), 201)
+        _ok(hub.call("PUT", "resource-groups/bench/grants", "admin", json={"domain": "default"}), 201)
+        _ok(hub.call("POST", "nodes", "admin", json={
+            "name": "bench-node", "resource_group": "bench", "backend_url": url,
+            "capacity": {"cpu": "1000", "mem": "4096G"}}), 201)
+        _ok(hub.call("POST", "images/scan", "admin"), 200)
+
+
+def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float) -> float:
+    t0 = time.perf_counter()
+    r = hub.hub_call("POST", f"users/{user}/server", json={"user_options": options})
+    if r.status_code not in (201, 202):
+        raise RuntimeError(f"spawn of {user}: {r.status_code} {r.text[:300]}")
+    while time.perf_counter() - t0 < timeout:
+        server = hub.hub_call("GET", f"users/{user}").json()["servers"].get("")
+        if server and server["ready"]:
+            return time.perf_counter() - t0
+        time.sleep(0.1)
+    raise RuntimeError(f"{user}'s server was not ready after {timeout}s")
+
+
+def _stop_all(hub: Hub, users: list[str]) -> None:
+    for u in users:
+        hub.hub_call("DELETE", f"users/{u}/server")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if all(not hub.hub_call("GET", f"users/{u}").json()["servers"] for u in users):
+            return
+        time.sleep(0.5)
+    raise RuntimeError("servers did not stop")
+
+
+def run_one(kind: str, args, workdir: Path) -> list[float]:
+    state = workdir / f"{kind}-{uuid.uuid4().hex[:6]}"
+    state.mkdir()
+    config = STOCK_CONFIG.format(image=args.image, url=args.docker_url) if kind == "stock" else (
+        f"c.HubgridDockerSpawner.image = {args.image!r}\n")
+    config += "c.Spawner.start_timeout = 300\nc.Spawner.http_timeout = 300\n"
+    hub = launch_hub(state, {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": args.docker_url},
+                     config=config)
+    users = [f"b{kind[0]}{uuid.uuid4().hex[:6]}{i}" for i in range(args.users)]
+    try:
+        _prepare(hub, kind, users, args.image, args.docker_url)
+        options = {"image": args.image, **HUBGRID_OPTIONS} if kind == "hubgrid" else {}
+        with ThreadPoolExecutor(args.concurrency) as pool:
+            times = list(pool.map(lambda u: _spawn_and_wait(hub, u, options, 300), users))
+        _stop_all(hub, users)
+        return times
+    finally:
+        stop_hub(hub)
+
+
+def _p(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(prog="python -m bench.spawn", description=__doc__.split("\n")[0])
+    ap.add_argument("--users", type=int, default=10)
+    ap.add_argument("--concurrency", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--image", default="hubgrid/base:latest")
+    ap.add_argument("--docker-url", default="unix:///var/run/docker.sock")
+    args = ap.parse_args(argv)
+    results: dict[str, list[float]] = {"hubgrid": [], "stock": []}
+    with tempfile.TemporaryDirectory(prefix="hubgrid-bench-spawn-") as tmp:
+        for r in range(args.rounds):
+            order = ("hubgrid", "stock") if r % 2 == 0 else ("stock", "hubgrid")
+            for kind in order:
+                results[kind] += run_one(kind, args, Path(tmp))
+    out = {k: {"median": statistics.median(v), "p90": _p(v, 0.9), "n": len(v)}
+           for k, v in results.items()}
+    out["ratio"] = out["hubgrid"]["median"] / out["stock"]["median"]
+    print(f"spawn to ready, {args.users} users at concurrency {args.concurrency}, "
+          f"{args.rounds} round(s), image {args.image}")
+    for k in ("hubgrid", "stock"):
+        print(f"  {k:8s} median {out[k]['median']:6.2f} s   p90 {out[k]['p90']:6.2f} s   n={out[k]['n']}")
+    print(f"  ratio hubgrid/stock (median): {out['ratio']:.3f}  (target <= 1.05)")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

@@ -1,0 +1,207 @@
+"""HubgridDockerSpawner: DockerSpawner with hubgrid admission and placement.
+
+The hubgrid service admits the session and picks its node; the container is
+created on that node's Docker engine (the node's ``backend_url``, e.g.
+``unix:///var/run/docker.sock`` or ``tcp://gpu-3:2376``) from the pure
+builders in ``spawner/builders.py``: the allocation's cpu, memory and pids
+limits, device requests for exactly the allocated GPUs and the GPU sharing
+environment, labels naming user, domain, project and allocation, no
+privileges, all capabilities dropped, a non-root user, and no host paths
+but the allowed mounts. Containers use host networking: the server listens on
+a free port of its node, on the node's address (loopback for a local engine).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from urllib.parse import urlparse
+
+import docker
+from dockerspawner import DockerSpawner
+from jupyterhub.spawner import SpawnException
+from jupyterhub.utils import random_port
+from traitlets import Enum, Integer, Unicode, default
+
+from .builders import GPU, SessionSpec, container_config
+from .mixin import HubgridSpawnerMixin
+
+
+def session_host(docker_url: str) -> str:
+    """Where a session of the engine at ``docker_url`` is reached: the
+    engine's host for tcp URLs, loopback for a local socket."""
+    parsed = urlparse(docker_url)
+    if parsed.scheme in ("tcp", "http", "https") and parsed.hostname:
+        return parsed.hostname
+    return "127.0.0.1"
+
+
+class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
+    """Sessions in Docker containers on the node the hubgrid service chose."""
+
+    default_docker_url = Unicode(
+        "unix:///var/run/docker.sock",
+        help="""Docker engine of nodes whose ``backend_url`` is empty (a
+        single-host set-up). Each node of a resource group names its own
+        engine in its ``backend_url``.""",
+    ).tag(config=True)
+
+    docker_url = Unicode("", help="The engine of the running session (kept in the state).")
+
+    pids_limit = Integer(
+        4096, help="Most processes (and threads) a session container may run."
+    ).tag(config=True)
+
+    attach_gpus = Enum(
+        ["auto", "always", "never"], "auto",
+        help="""Whether containers get Docker device requests for their GPUs.
+        ``auto``: when the engine has the NVIDIA runtime. A node whose GPUs
+        are only declared in configuration (no NVIDIA runtime, like
+        Backend.AI's mock accelerator) gets the GPU environment but no
+        devices: Docker would refuse a device request it cannot serve.""",
+    ).tag(config=True)
+
+    session_uid = Integer(1000, help="User id the session runs as (never root).").tag(config=True)
+    session_gid = Integer(100, help="Group id the session runs as.").tag(config=True)
+
+    @default("image")
+    def _default_image(self):
+        return "hubgrid/base:latest"
+
+    @default("network_name")
+    def _default_network(self):
+        return "host"
+
+    @default("use_internal_ip")
+    def _default_internal_ip(self):
+        return True
+
+    @default("pull_policy")
+    def _default_pull(self):
+        return "never"
+
+    @default("remove")
+    def _default_remove(self):
+        return True
+
+    @default("prefix")
+    def _default_prefix(self):
+        return "hubgrid"
+
+    # -- one client per engine -----------------------------------------------
+
+    _clients: dict[str, docker.APIClient] = {}
+
+    @property
+    def client(self):
+        url = self.docker_url or self.default_docker_url
+        client = self._clients.get(url)
+        if client is None:
+            client = docker.APIClient(base_url=url, version="auto", **self.client_kwargs)
+            type(self)._clients[url] = client
+        return client
+
+    # -- hubgrid hooks -------------------------------------------------------
+
+    def session_image(self, opts) -> str:
+        return opts.image or self.image
+
+    def _apply_allocation(self, allocation, opts):
+        super()._apply_allocation(allocation, opts)
+        self.image = allocation.get("image") or self.session_image(opts)
+        self.docker_url = allocation.get("backend_url") or self.default_docker_url
+        self.ip = session_host(self.docker_url)
+        self.port = random_port()
+
+    async def _attach_gpus(self) -> bool:
+        if self.attach_gpus != "auto":
+            return self.attach_gpus == "always"
+        info = await self.docker("info")
+        return "nvidia" in (info.get("Runtimes") or {})
+
+    def session_spec(self, attach_gpus: bool = True) -> SessionSpec:
+        a = self.allocation
+        slots = {k: Decimal(v) for k, v in a["slots"].items()}
+        return SessionSpec(
+            allocation=a["id"], user=a["user"], domain=a["domain"], project=a["project"],
+            image=self.image, cpu=slots.get("cpu", Decimal(1)), mem=int(slots.get("mem", 0)),
+            gpus=tuple(GPU(g["index"], Decimal(g["share"]), g.get("memory", 0)) for g in a["gpus"]),
+            gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
+            pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
+        )
+
+    async def create_object(self):
+        spec = self.session_spec(attach_gpus=await self._attach_gpus())
+        body = container_config(spec)
+        host_config = {**body["HostConfig"], "NetworkMode": self.network_name, "AutoRemove": False}
+        try:
+            return await self.docker(
+                "create_container", image=body["Image"], command=await self.get_command(),
+                name=self.container_name, environment=body["Env"], labels=body["Labels"],
+                user=body["User"], host_config=host_config,
+            )
+        except docker.errors.ImageNotFound:
+            raise SpawnException(f"image {spec.image} is not on node {self.allocation['node']}",
+                                 reason="image", status_code=409) from None
+
+    async def check_allowed(self, image):
+        # the service's image registry admitted the image with the session
+        return self.image
+
+    async def get_ip_and_port(self):
+        return self.ip, self.port
+
+    async def session_log(self, offset: int) -> bytes:
+        if not self.object_id:
+            return b""
+        try:
+            data = await self.docker("logs", self.object_id, stdout=True, stderr=True)
+        except docker.errors.NotFound:
+            return b""
+        return data[offset:]
+
+    async def session_exit_code(self) -> int | None:
+        if not self.object_id:
+            return None
+        try:
+            state = (await self.docker("inspect_container", self.object_id))["State"]
+        except docker.errors.NotFound:
+            return None
+        return None if state["Running"] else int(state["ExitCode"])
+
+    async def stop_object(self):
+        if self.object_id:  # a start that failed before the container existed
+            await super().stop_object()
+
+    async def remove_object(self):
+        if not self.object_id:
+            return
+        # the output and exit code are kept before the container goes
+        if self.allocation_id:
+            await self.session_ended()
+        await super().remove_object()
+
+    async def discard_session(self):
+        if self.remove:
+            await self.remove_object()
+            self.object_id = ""
+
+    # -- state ---------------------------------------------------------------
+
+    def get_state(self):
+        state = super().get_state()
+        if self.docker_url:
+            state["hubgrid_docker_url"] = self.docker_url
+            state["hubgrid_port"] = self.port
+        return state
+
+    def load_state(self, state):
+        super().load_state(state)
+        self.docker_url = state.get("hubgrid_docker_url", "")
+        if self.docker_url:
+            self.ip = session_host(self.docker_url)
+            self.port = int(state.get("hubgrid_port", 0))
+
+    def clear_state(self):
+        super().clear_state()
+        # the engine is kept until the container is removed (stop() clears
+        # the state before the hub forgets the server)
