@@ -24,6 +24,7 @@ Fractional GPU enforcement modes (``gpu_environment``):
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
@@ -144,6 +145,28 @@ def host_config(spec: SessionSpec) -> dict:
             for m in spec.mounts
         ],
     }
+
+
+def vfolder_mounts(mounts, root: str) -> tuple[Mount, ...]:
+    """Bind mounts of a session's vfolders, from the service's allocation
+    ``mounts`` (``[{"name", "path", "mode"}]``): each folder at
+    ``<root>/<name>``, read-only unless its mode is ``rw``. The service
+    validated the names; a name that could leave ``root`` is refused here
+    too (ValueError), as is a mount point used twice."""
+    if not posixpath.isabs(root):
+        raise ValueError(f"vfolder mount root {root!r} must be an absolute path")
+    out, seen = [], set()
+    for m in mounts:
+        name = m["name"]
+        if not name or "/" in name or "\0" in name or name in (".", ".."):
+            raise ValueError(f"vfolder name {name!r} cannot be a mount point")
+        if m["mode"] not in ("ro", "rw"):
+            raise ValueError(f"vfolder {name!r}: mode {m['mode']!r} is neither ro nor rw")
+        if name in seen:
+            raise ValueError(f"two vfolders would be mounted at {name!r}")
+        seen.add(name)
+        out.append(Mount(m["path"], posixpath.join(root, name), read_only=m["mode"] != "rw"))
+    return tuple(out)
 
 
 def container_config(spec: SessionSpec) -> dict:

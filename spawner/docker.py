@@ -22,7 +22,7 @@ from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import random_port
 from traitlets import Enum, Integer, Unicode, default
 
-from .builders import GPU, SessionSpec, container_config
+from .builders import GPU, SessionSpec, container_config, vfolder_mounts
 from .mixin import HubgridSpawnerMixin
 
 
@@ -49,6 +49,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
 
     pids_limit = Integer(
         4096, help="Most processes (and threads) a session container may run."
+    ).tag(config=True)
+
+    vfolder_mount_root = Unicode(
+        "/home/jovyan",
+        help="""Directory of the session's vfolders inside the container: each
+        folder is mounted at ``<root>/<name>``, read-only unless the user may
+        write it. The folder's path on the node is the one the service's
+        storage host names: mount a shared filesystem at the same path on
+        every node.""",
     ).tag(config=True)
 
     attach_gpus = Enum(
@@ -127,10 +136,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             gpus=tuple(GPU(g["index"], Decimal(g["share"]), g.get("memory", 0)) for g in a["gpus"]),
             gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
             pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
+            mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root),
         )
 
     async def create_object(self):
-        spec = self.session_spec(attach_gpus=await self._attach_gpus())
+        try:
+            spec = self.session_spec(attach_gpus=await self._attach_gpus())
+        except ValueError as e:
+            raise SpawnException(f"cannot start the session: {e}", reason="invalid",
+                                 status_code=400) from None
         body = container_config(spec)
         host_config = {**body["HostConfig"], "NetworkMode": self.network_name, "AutoRemove": False}
         try:
@@ -142,6 +156,10 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         except docker.errors.ImageNotFound:
             raise SpawnException(f"image {spec.image} is not on node {self.allocation['node']}",
                                  reason="image", status_code=409) from None
+        except docker.errors.APIError as e:  # e.g. a vfolder's path missing on the node
+            raise SpawnException(f"node {self.allocation['node']} refused the session: "
+                                 f"{e.explanation or e}", reason="backend",
+                                 status_code=500) from None
 
     async def check_allowed(self, image):
         # the service's image registry admitted the image with the session

@@ -109,6 +109,8 @@ class HubgridSpawnerMixin(Configurable):
             "slots": {k: str(v) for k, v in slots.items()}, "gpu_models": opts.gpu_models,
             "session_type": opts.session_type, "server_name": self.name or "",
         }
+        if opts.vfolders:
+            body["vfolders"] = opts.vfolders
         image = self.session_image(opts)
         if image:
             body["image"] = image

@@ -31,7 +31,9 @@ class SessionOptions(BaseModel):
     gpu: Annotated[int, Field(ge=0, le=1024)] = 0
     gpu_shares: Amount = Decimal(0)
     gpu_models: list[Model] = []
-    vfolders: list[EntityName] = []
+    #: vfolders to mount, by name or id (the service resolves and checks them)
+    vfolders: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=64)]],
+                        Field(max_length=64)] = []
     session_type: Literal["interactive", "batch"] = "interactive"
     command: Annotated[StrictStr, Field(min_length=1, max_length=4096)] | None = None
 
@@ -86,10 +88,11 @@ def options_from_form(formdata: dict[str, list[str]]) -> dict:
         out["gpu"] = int(gpu) if gpu.isdigit() else gpu
     if out.get("session_type", "interactive") == "interactive":
         out.pop("command", None)  # the form always posts the field
-    # a multi-select posts one value per model, the form's text field a comma list
-    models = [m.strip() for v in formdata.get("gpu_models", []) for m in v.split(",") if m.strip()]
-    if models:
-        out["gpu_models"] = models
+    # a multi-select posts one value per item, a text field a comma list
+    for key in ("gpu_models", "vfolders"):
+        items = [m.strip() for v in formdata.get(key, []) for m in v.split(",") if m.strip()]
+        if items:
+            out[key] = items
     return out
 
 

@@ -15,6 +15,7 @@ from spawner.builders import (
     gpu_environment,
     slurm_gres,
     slurm_request,
+    vfolder_mounts,
 )
 
 GiB = 2**30
@@ -156,3 +157,32 @@ def test_slurm_request_rounds_cpu_and_memory_up():
         "partition": "batch", "nprocs": "2", "memory": "513M", "gres": ""}
     assert slurm_request(D("0.1"), 0, (GPU(0, D(1)),), "gpu") == {
         "partition": "gpu", "nprocs": "1", "memory": "", "gres": "gpu:1"}
+
+
+# ---------------------------------------------------------------- vfolder mounts
+
+def test_vfolders_mount_under_the_root_read_only_unless_rw():
+    mounts = [{"folder": "f1", "name": "data", "path": "/srv/vf/f1", "mode": "ro"},
+              {"folder": "f2", "name": ".dotfiles", "path": "/srv/vf/f2", "mode": "rw"}]
+    assert vfolder_mounts(mounts, "/home/jovyan") == (
+        Mount("/srv/vf/f1", "/home/jovyan/data", read_only=True),
+        Mount("/srv/vf/f2", "/home/jovyan/.dotfiles", read_only=False))
+
+
+@pytest.mark.parametrize("mount, root, problem", [
+    ({"name": "../etc", "path": "/srv/vf/x", "mode": "rw"}, "/home/jovyan", "mount point"),
+    ({"name": "..", "path": "/srv/vf/x", "mode": "rw"}, "/home/jovyan", "mount point"),
+    ({"name": "", "path": "/srv/vf/x", "mode": "rw"}, "/home/jovyan", "mount point"),
+    ({"name": "a\0b", "path": "/srv/vf/x", "mode": "rw"}, "/home/jovyan", "mount point"),
+    ({"name": "data", "path": "/srv/vf/x", "mode": "wd"}, "/home/jovyan", "neither ro nor rw"),
+    ({"name": "data", "path": "/srv/vf/x", "mode": "rw"}, "home", "absolute"),
+])
+def test_a_mount_that_could_leave_the_root_is_refused(mount, root, problem):
+    with pytest.raises(ValueError, match=problem):
+        vfolder_mounts([mount], root)
+
+
+def test_two_folders_at_one_mount_point_are_refused():
+    m = {"name": "data", "path": "/srv/vf/x", "mode": "ro"}
+    with pytest.raises(ValueError, match="two vfolders"):
+        vfolder_mounts([m, {**m, "path": "/srv/vf/y"}], "/home/jovyan")
