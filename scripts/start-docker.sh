@@ -48,23 +48,7 @@ done
 [[ "$(id -u)" == 0 ]] || die "must run as root (it installs packages and starts dockerd)"
 
 # ---------------------------------------------------------------- packages
-# Package scripts must not start the engine themselves: Debian's init script
-# would start dockerd with the default bridge (docker0, 172.17.0.0/16). A
-# policy-rc.d answering 101 ("action forbidden") is put in place for the
-# install unless one already exists.
-apt_install() {
-    local policy=/usr/sbin/policy-rc.d added_policy=0
-    if [[ ! -e "$policy" ]]; then
-        printf '#!/bin/sh\n# added by hubgrid scripts for an apt-get install; removed afterwards\nexit 101\n' > "$policy"
-        chmod 755 "$policy"
-        added_policy=1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    local rc=0
-    { apt-get update -q && apt-get install -y -q --no-install-recommends "$@"; } >&2 || rc=$?
-    if [[ "$added_policy" == 1 ]]; then rm -f "$policy"; fi
-    return "$rc"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # apt_install
 
 missing=()
 [[ -x "$DOCKERD" && -x "$DOCKER" ]] || missing+=(docker.io)

@@ -45,21 +45,7 @@ done
 [[ "$(id -u)" == 0 ]] || die "must run as root (it installs packages and starts the Slurm daemons)"
 
 # ---------------------------------------------------------------- packages
-# Package scripts must not start the daemons themselves (with Debian's default
-# configuration): a policy-rc.d answering 101 is in place during the install.
-apt_install() {
-    local policy=/usr/sbin/policy-rc.d added_policy=0
-    if [[ ! -e "$policy" ]]; then
-        printf '#!/bin/sh\n# added by hubgrid scripts for an apt-get install; removed afterwards\nexit 101\n' > "$policy"
-        chmod 755 "$policy"
-        added_policy=1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    local rc=0
-    { apt-get update -q && apt-get install -y -q --no-install-recommends "$@"; } >&2 || rc=$?
-    if [[ "$added_policy" == 1 ]]; then rm -f "$policy"; fi
-    return "$rc"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"  # apt_install
 
 have_binaries() {
     local b

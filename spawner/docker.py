@@ -99,6 +99,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     # -- one client per engine -----------------------------------------------
 
     _clients: dict[str, docker.APIClient] = {}
+    #: engine URL -> has the NVIDIA runtime (asked once per engine and hub process)
+    _has_nvidia_runtime: dict[str, bool] = {}
 
     @property
     def client(self):
@@ -124,8 +126,11 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     async def _attach_gpus(self) -> bool:
         if self.attach_gpus != "auto":
             return self.attach_gpus == "always"
-        info = await self.docker("info")
-        return "nvidia" in (info.get("Runtimes") or {})
+        url = self.docker_url or self.default_docker_url
+        if url not in self._has_nvidia_runtime:  # asked once per engine
+            info = await self.docker("info")
+            type(self)._has_nvidia_runtime[url] = "nvidia" in (info.get("Runtimes") or {})
+        return self._has_nvidia_runtime[url]
 
     def session_spec(self, attach_gpus: bool = True) -> SessionSpec:
         a = self.allocation

@@ -7,17 +7,12 @@ from __future__ import annotations
 import time
 import uuid
 
+import session_fixtures
 from hub_fixtures import hub, world  # noqa: F401
 
 
 def eventually(check, timeout=15.0, interval=0.25):
-    """Poll ``check`` until it returns a truthy value (bounded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
+    return session_fixtures.eventually(check, timeout, interval)
 
 
 def hub_group_members(hub, name):  # noqa: F811
