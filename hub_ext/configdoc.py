@@ -30,6 +30,8 @@ DYNAMIC = {
     ("HubgridService", "hub_base_url"): "$JUPYTERHUB_BASE_URL, else /",
     ("HubgridService", "session_log_dir"):
         "session-logs next to the SQLite database, else in the working directory",
+    ("HubgridService", "vfolder_hosts"):
+        "{'local': {'path': 'vfolders'}}, next to the SQLite database, else in the working directory",
 }
 
 

@@ -26,7 +26,7 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from . import db, dockerscan, ledger, registry, resources, sessionlogs
+from . import db, dockerscan, ledger, registry, resources, sessionlogs, storage, vfolders
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -290,6 +290,128 @@ class HubgridService(Application):
         at start).""",
     ).tag(config=True)
 
+    # -- virtual folders (issue #5) -----------------------------------------
+
+    vfolder_hosts = Dict(
+        help="""Storage hosts of virtual folders: name -> ``{"path": DIR}``, e.g.::
+
+            c.HubgridService.vfolder_hosts = {
+                "local": {"path": "/srv/hubgrid/vfolders"},
+                "nfs": {"path": "/mnt/nfs/hubgrid"},   # mounted at this path on every node
+            }
+
+        A folder's files live in ``<path>/<folder id>``; ``<path>/.staging``
+        holds partial uploads. Each host's capabilities are detected at start:
+        ``usage`` always (measured by scanning), ``quota`` when the path is on
+        XFS mounted with ``prjquota`` and ``xfs_quota`` is installed (then the
+        owners' ``max_vfolder_size`` is also a kernel-enforced hard limit);
+        ``"quota": False`` turns XFS quotas off for a host, ``"xfs_project_base"``
+        moves hubgrid's XFS project ids (default 1000000). Which hosts a
+        domain, project or user may use is policy (``allowed_vfolder_hosts``;
+        see docs/vfolders.md). Default: one host ``local`` at ``vfolders`` next
+        to the SQLite database, else in the service's working directory.""",
+    ).tag(config=True)
+
+    @default("vfolder_hosts")
+    def _default_vfolder_hosts(self):
+        try:
+            url = make_url(self.db_url)
+        except Exception:
+            url = None
+        if url is not None and url.get_backend_name() == "sqlite" and url.database \
+                and url.database != ":memory:":
+            return {"local": {"path": str(Path(url.database).resolve().parent / "vfolders")}}
+        return {"local": {"path": str(Path("vfolders").resolve())}}
+
+    @validate("vfolder_hosts")
+    def _valid_vfolder_hosts(self, proposal):
+        try:
+            return storage.check_host_config(proposal["value"])
+        except storage.HostConfigError as e:
+            raise TraitError(str(e)) from None
+
+    default_vfolder_host = Unicode(
+        "local",
+        help="""The storage host of a new folder when its creator names none
+        (it must be one of ``vfolder_hosts`` the creator may use).""",
+    ).tag(config=True)
+
+    vfolder_uid = Integer(
+        1000,
+        help="""Owner (uid) of new folder directories, the uid sessions run as
+        (jovyan is 1000). Applied only when the service runs as root.""",
+    ).tag(config=True)
+
+    vfolder_gid = Integer(
+        100,
+        help="""Group (gid) of new folder directories (mode 2770), the gid
+        sessions run as (users is 100). Applied only when the service runs as root.""",
+    ).tag(config=True)
+
+    vfolder_usage_interval = Float(
+        600.0,
+        help="""Seconds between scans measuring every folder's usage (one also
+        runs at start). Between scans the files API keeps the cached usage
+        right; writes made inside sessions show at the next scan.""",
+    ).tag(config=True)
+
+    vfolder_hosts_resolved: dict[str, storage.Host]
+
+    def init_storage(self) -> None:
+        """Resolve the storage hosts: make their directories, detect capabilities."""
+        self.vfolder_hosts_resolved = storage.resolve_hosts(self.vfolder_hosts)
+        for host in self.vfolder_hosts_resolved.values():
+            self.log.info("vfolder host %s at %s (%s)", host.name, host.path,
+                          ", ".join(host.capabilities))
+        if self.default_vfolder_host not in self.vfolder_hosts_resolved:
+            self.log.warning("default_vfolder_host %r is not one of vfolder_hosts (%s): "
+                             "new folders must name their host", self.default_vfolder_host,
+                             ", ".join(sorted(self.vfolder_hosts_resolved)))
+
+    @property
+    def vfolder_storage(self) -> vfolders.Storage:
+        """What creating a folder needs besides the database."""
+        return vfolders.Storage(hosts=self.vfolder_hosts_resolved,
+                                default_host=self.default_vfolder_host,
+                                uid=self.vfolder_uid, gid=self.vfolder_gid,
+                                quota=storage.QuotaApplier())
+
+    def folder_access(self, principal, folder_id: str, need: str) -> vfolders.FolderAccess:
+        """What ``principal`` may do with a folder and where its files are
+        (need: read | write | delete), in a transaction of its own. Raises
+        Hidden (404), Denied (403) or StorageUnavailable (503)."""
+        with db.transaction(self.session_factory) as s:
+            return vfolders.access(s, principal, folder_id, need, self.vfolder_hosts_resolved)
+
+    def folder_usage_changed(self, folder_id: str, delta: int) -> None:
+        """After a write (delta > 0) or delete (delta < 0) in a folder: keep its
+        cached usage right, in a transaction of its own."""
+        with db.transaction(self.session_factory) as s:
+            vfolders.add_usage(s, folder_id, delta)
+
+    def measure_usage(self) -> int:
+        """Scan every folder and cache its usage; returns how many were measured."""
+        from .models import VFolder
+
+        with db.transaction(self.session_factory) as s:
+            ids = list(s.scalars(select(VFolder.id)))
+        done = 0
+        for folder_id in ids:
+            with db.transaction(self.session_factory) as s:
+                if vfolders.measure(s, folder_id, self.vfolder_hosts_resolved,
+                                    self.clock()) is not None:
+                    done += 1
+        return done
+
+    async def _usage_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                await loop.run_in_executor(None, self.measure_usage)
+            except Exception:
+                self.log.exception("vfolder usage scan failed; will retry")
+            await asyncio.sleep(self.vfolder_usage_interval)
+
     def clock(self) -> dt.datetime:
         """The service's notion of now (tests may replace it)."""
         return dt.datetime.now(dt.timezone.utc)
@@ -548,6 +670,7 @@ class HubgridService(Application):
         self._schedule_wake = asyncio.Event()
         self.init_db()
         self.init_logs()
+        self.init_storage()
         self.init_hub()
 
     async def serve(self) -> None:
@@ -558,7 +681,8 @@ class HubgridService(Application):
         self.mirror.start()
         self.mirror.request_sync()
         scheduler = asyncio.ensure_future(self._schedule_loop())
-        housekeeping = [asyncio.ensure_future(self._purge_loop())]
+        housekeeping = [asyncio.ensure_future(self._purge_loop()),
+                        asyncio.ensure_future(self._usage_loop())]
         if self.scan_images_at_start:
             housekeeping.append(asyncio.ensure_future(self._scan_at_start()))
         stop = asyncio.Event()

@@ -15,6 +15,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Enum,
     ForeignKey,
@@ -77,6 +78,8 @@ class Project(Base):
     max_concurrent_sessions: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: storage hosts this project's folders and members may use (issue #5)
+    allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     domain: Mapped[Domain] = relationship(back_populates="projects")
@@ -190,6 +193,8 @@ class ResourcePolicy(Base):
     allowed_resource_groups: Mapped[list] = mapped_column(JSON, default=list)
     max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    #: storage hosts users of this policy may use (issue #5)
+    allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 
@@ -323,6 +328,9 @@ class Allocation(Base):
     ended_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     #: when its log was deleted by the retention rule
     log_purged_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    #: the vfolders the session mounts (issue #5):
+    #: [{"folder": id, "name": name, "path": host directory, "mode": "ro" | "rw"}]
+    mounts: Mapped[list] = mapped_column(JSON, default=list)
 
 
 # --- images (issue #4) -------------------------------------------------------
@@ -347,3 +355,72 @@ class Image(Base):
     source: Mapped[str] = mapped_column(String(8))  # scan | api
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+# --- virtual folders (issue #5) ----------------------------------------------
+
+
+class VFolder(Base):
+    """A storage folder owned by a user or by a project. Its files live in
+    ``<host path>/<id>``; purging deletes the row and the directory."""
+
+    __tablename__ = "vfolders"
+    __table_args__ = (
+        CheckConstraint("(owner_user_id IS NULL) <> (owner_project_id IS NULL)",
+                        name="ck_vfolders_one_owner"),
+        # NULLs never collide: each constraint binds the folders of one kind of owner
+        UniqueConstraint("owner_user_id", "name", name="uq_vfolders_user_name"),
+        UniqueConstraint("owner_project_id", "name", name="uq_vfolders_project_name"),
+    )
+
+    #: uuid4 hex
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    host: Mapped[str] = mapped_column(String(64))
+    owner_user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="RESTRICT"), nullable=True, index=True
+    )
+    owner_project_id: Mapped[int | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="RESTRICT"), nullable=True, index=True
+    )
+    usage_mode: Mapped[str] = mapped_column(String(16), default="general")  # general | data | model
+    #: what members get of a project folder: ro | rw | wd (None for user folders)
+    project_permission: Mapped[str | None] = mapped_column(String(2), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | trashed
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    trashed_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    #: cached usage in bytes, measured by a scan and kept right by the files API
+    usage_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    usage_measured_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+
+
+class VFolderInvitation(Base):
+    """An invitation to share a user's folder with another user of its domain."""
+
+    __tablename__ = "vfolder_invitations"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    folder_id: Mapped[str] = mapped_column(
+        ForeignKey("vfolders.id", ondelete="CASCADE"), index=True
+    )
+    inviter_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    invitee_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    permission: Mapped[str] = mapped_column(String(2))  # ro | rw | wd
+    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | accepted | rejected | canceled
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+
+
+class VFolderShare(Base):
+    """A user's access to a folder shared with them (an accepted invitation)."""
+
+    __tablename__ = "vfolder_shares"
+    __table_args__ = (UniqueConstraint("folder_id", "user_id", name="uq_vfolder_shares"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    folder_id: Mapped[str] = mapped_column(
+        ForeignKey("vfolders.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    permission: Mapped[str] = mapped_column(String(2))
+    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)

@@ -100,3 +100,34 @@ def check_slots(value) -> dict[str, str]:
             raise ValueError(f"slot name {slot!r} is not valid")
         out[slot] = format_amount(parse_amount(slot, amount))
     return dict(sorted(out.items()))
+
+
+# vfolder names: what a directory name inside a session may be (issue #5)
+FOLDER_NAME_MAX = 64
+# control characters (NUL included), lone surrogates, line and paragraph separators
+_BAD_FOLDER_CHAR_CATEGORIES = {"Cc", "Cs", "Zl", "Zp"}
+
+
+def check_folder_name(value: str) -> str:
+    """A vfolder name, NFC-normalised: 1 to 64 characters, no '/', not '.' or
+    '..', no control characters, no leading or trailing whitespace. A leading
+    dot marks a folder mounted into every session automatically."""
+    import unicodedata
+
+    if not isinstance(value, str):
+        raise ValueError("folder name must be a string")
+    name = unicodedata.normalize("NFC", value)
+    if not name:
+        raise ValueError("folder name must not be empty")
+    if len(name) > FOLDER_NAME_MAX:
+        raise ValueError(f"folder name {_describe(name)} is longer than {FOLDER_NAME_MAX} characters")
+    bad = [c for c in name if unicodedata.category(c) in _BAD_FOLDER_CHAR_CATEGORIES]
+    if bad:
+        raise ValueError(f"folder name {name!r} holds a control character ({bad[0]!r})")
+    if "/" in name:
+        raise ValueError(f"folder name {_describe(name)} must not contain '/'")
+    if name in (".", ".."):
+        raise ValueError(f"folder name {name!r} is not allowed")
+    if name != name.strip():
+        raise ValueError(f"folder name {_describe(name)} must not start or end with whitespace")
+    return name

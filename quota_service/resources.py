@@ -52,6 +52,7 @@ def policy_model(pol: ResourcePolicy) -> dict:
         "allowed_resource_groups": pol.allowed_resource_groups,
         "max_vfolder_count": pol.max_vfolder_count,
         "max_vfolder_size": pol.max_vfolder_size,
+        "allowed_vfolder_hosts": pol.allowed_vfolder_hosts,
         "created_at": _iso(pol.created_at),
     }
 

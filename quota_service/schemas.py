@@ -87,6 +87,9 @@ class ProjectCreate(Body):
     active: StrictBool = True
     total_resource_slots: Slots = {}
     max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    max_vfolder_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    allowed_vfolder_hosts: NameList = []
 
 
 class ProjectUpdate(Body):
@@ -94,6 +97,9 @@ class ProjectUpdate(Body):
     active: StrictBool | None = None
     total_resource_slots: Slots | None = None
     max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    max_vfolder_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    allowed_vfolder_hosts: NameList | None = None
 
 
 class UserCreate(Body):
@@ -182,6 +188,7 @@ class ResourcePolicyCreate(Body):
     allowed_resource_groups: GroupNames = []
     max_vfolder_count: Count | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    allowed_vfolder_hosts: NameList = []
 
 
 class ResourcePolicyUpdate(Body):
@@ -196,6 +203,7 @@ class ResourcePolicyUpdate(Body):
     allowed_resource_groups: GroupNames | None = None
     max_vfolder_count: Count | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    allowed_vfolder_hosts: NameList | None = None
 
 
 class ResourceGroupCreate(Body):
@@ -290,6 +298,9 @@ class InternalAllocationCreate(AllocationCreate):
     """An allocation the hub asks for on behalf of ``user``."""
 
     user: UserName
+    #: vfolders to mount, by name or id (dot-folders are mounted anyway)
+    vfolders: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=64)]],
+                        Field(max_length=64)] = []
 
 
 # --- images (issue #4) -----------------------------------------------------------
@@ -342,3 +353,34 @@ class ImageUpdate(Body):
     min_slots: MinSlots | None = None
     service_ports: ServicePorts | None = None
     domains: list[EntityName] | None = None
+
+
+# --- virtual folders (issue #5) ------------------------------------------------------
+
+FolderName = Annotated[StrictStr, Field(max_length=256,
+                                        json_schema_extra={"example": "datasets"}),
+                       AfterValidator(names.check_folder_name)]
+Permission = Literal["ro", "rw", "wd"]
+#: a project of the caller's domain, or ``domain/project``
+ProjectRef = Annotated[StrictStr, Field(
+    pattern=r"^([a-z0-9][a-z0-9_-]*/)?[a-z0-9][a-z0-9_-]*$", max_length=129)]
+
+
+class VFolderCreate(Body):
+    """A folder of the caller, or (admins) of a project with the permission
+    its members get (default rw)."""
+
+    name: FolderName
+    host: EntityName | None = None
+    usage_mode: Literal["general", "data", "model"] = "general"
+    project: ProjectRef | None = None
+    permission: Permission | None = None
+
+
+class VFolderUpdate(Body):
+    name: FolderName
+
+
+class InvitationCreate(Body):
+    user: UserName
+    permission: Permission = "ro"

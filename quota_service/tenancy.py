@@ -69,6 +69,9 @@ def project_model(p: Project) -> dict:
         "active": p.active,
         "total_resource_slots": p.total_resource_slots,
         "hub_group": hub_group_name(p.domain.name, p.name),
+        "max_vfolder_count": p.max_vfolder_count,
+        "max_vfolder_size": p.max_vfolder_size,
+        "allowed_vfolder_hosts": p.allowed_vfolder_hosts,
         "created_at": _iso(p.created_at),
     }
 

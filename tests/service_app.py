@@ -80,6 +80,7 @@ async def served(db_url, tenancy, tmp_path, monkeypatch):
         register_local_node=False,
         scan_images_at_start=False,
         session_log_dir=str(tmp_path / "session-logs"),
+        vfolder_hosts={"local": {"path": str(tmp_path / "vfolders")}},
     )
     server = client = None
     try:

@@ -14,7 +14,7 @@ from quota_service.models import Base
 TABLES = {
     "domains", "projects", "users", "memberships", "keypairs", "audit_log",
     "resource_policies", "resource_groups", "resource_group_grants", "nodes", "devices",
-    "allocations", "images",
+    "allocations", "images", "vfolders", "vfolder_invitations", "vfolder_shares",
 }
 
 
