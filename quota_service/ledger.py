@@ -16,7 +16,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, authz, images, registry, tenancy
+from . import admission, authz, images, mounts, registry, tenancy
 from . import slots as slotlib
 from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound
@@ -305,9 +305,11 @@ def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
 
 # --- models ------------------------------------------------------------------
 
-def allocation_model(s: Session, a: Allocation, base_url: str = "/") -> dict:
+def allocation_model(s: Session, a: Allocation, base_url: str = "/",
+                     mount_paths: bool = False) -> dict:
     """The allocation as the API shows it; ``apps`` are the service ports of
-    its image under the hub's ``base_url``, while it is allocated."""
+    its image under the hub's ``base_url``, while it is allocated. The
+    vfolder ``mounts`` carry host paths only for the hub (``mount_paths``)."""
     node = s.get(Node, a.node_id) if a.node_id else None
     user = s.get(User, a.user_id)
     project = s.get(Project, a.project_id)
@@ -341,6 +343,7 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/") -> dict:
         "exit_code": a.exit_code,
         "ended_at": _iso(a.ended_at),
         "log_purged_at": _iso(a.log_purged_at),
+        "mounts": list(a.mounts or []) if mount_paths else mounts.public(a.mounts or []),
     }
 
 
@@ -363,12 +366,23 @@ def _node_id(rg: ResourceGroup, name: str) -> int:
 # --- the verbs ---------------------------------------------------------------
 
 def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
-           origin: str = "api", base_url: str = "/") -> dict:
+           origin: str = "api", base_url: str = "/", hosts=None,
+           mount_paths: bool = False) -> dict:
     """Admit and place now, queue as pending, or refuse (Invalid with reasons).
 
-    ``dry_run``: the same judgement, nothing written.
+    ``dry_run``: the same judgement, nothing written. ``hosts``: the vfolder
+    storage hosts; given, the session's mounts are resolved (the folders
+    ``body.vfolders`` names and every dot-folder; see ``mounts``) before
+    anything is written.
     """
     user, project, rg = _lookup_request(s, p, body)
+    requested = list(getattr(body, "vfolders", None) or [])
+    if hosts is not None:
+        session_mounts = mounts.resolve(mounts.candidates(s, user, project, hosts), requested)
+    elif requested:
+        raise Invalid("vfolders: this request cannot mount vfolders")
+    else:
+        session_mounts = []
     amounts = dict(body.slots)
     ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential,
                   body.image)
@@ -398,6 +412,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         priority=body.priority, created_at=now, reasons=reasons, origin=origin,
         state="allocated" if placement else "pending",
         image=body.image, server_name=body.server_name, command=body.command,
+        mounts=session_mounts,
     )
     if placement is not None:
         a.node_id = _node_id(rg, placement.node)
@@ -406,7 +421,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         a.reasons = []
     s.add(a)
     s.flush()
-    return allocation_model(s, a, base_url)
+    return allocation_model(s, a, base_url, mount_paths)
 
 
 def blocking_queue(s: Session, rg: ResourceGroup) -> int:
@@ -448,7 +463,8 @@ def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: s
 
 
 def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
-                       exit_code: int | None = None, base_url: str = "/") -> dict:
+                       exit_code: int | None = None, base_url: str = "/",
+                       mount_paths: bool = False) -> dict:
     """End an allocation exactly once: a session that ran is released (it
     ended now, with ``exit_code`` when the spawner knows it), a pending one
     cancelled. Releasing it again changes nothing and answers the same."""
@@ -460,7 +476,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
         a.released_at = now
         a.release_reason = reason[:255]
         s.flush()
-    return allocation_model(s, a, base_url)
+    return allocation_model(s, a, base_url, mount_paths)
 
 
 def list_allocations(s: Session, p: Principal, state: str | None, user: str | None,

@@ -150,14 +150,14 @@ class Folders:
         """The folder directories on a host (the staging directory aside)."""
         return sorted(p.name for p in self.hosts[host].path.iterdir() if p.name != ".staging")
 
-    def matrix_folders(self) -> dict[str, str]:
-        """alice's folder ``data`` shared with carl (ro), dora (rw) and erin
-        (wd), and the project folder ``shared`` of acme/ml (members rw):
+    def matrix_folders(self, name: str = "data", project_name: str = "shared") -> dict[str, str]:
+        """alice's folder ``name`` shared with carl (ro), dora (rw) and erin
+        (wd), and the project folder ``project_name`` of acme/ml (members rw):
         ``{"user": id, "project": id}``."""
-        mine = self.create("alice", "data")
+        mine = self.create("alice", name)
         for invitee, perm in INVITEES.items():
             self.share("alice", mine["id"], invitee, perm)
-        project = self.create("ada", "shared", project="ml", permission="rw")
+        project = self.create("ada", project_name, project="ml", permission="rw")
         return {"user": mine["id"], "project": project["id"]}
 
 

@@ -79,7 +79,8 @@ class InternalAllocationsHandler(APIHandler):
             p = tenancy.principal_for_hub_user(s, body.user)
         with db.ledger_transaction(self.service.session_factory) as s:
             model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub",
-                                  base_url=self.service.hub_base_url)
+                                  base_url=self.service.hub_base_url,
+                                  hosts=self.service.vfolder_hosts_resolved, mount_paths=True)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
 
 
@@ -94,7 +95,7 @@ class InternalAllocationHandler(APIHandler):
     def get(self, alloc_id):
         with db.transaction(self.service.session_factory) as s:
             self.finish_json(ledger.allocation_model(s, ledger.get_allocation(s, alloc_id),
-                                                     self.service.hub_base_url))
+                                                     self.service.hub_base_url, mount_paths=True))
 
     def delete(self, alloc_id):
         """Release it exactly once; a second release changes nothing (exit code included)."""
@@ -102,7 +103,8 @@ class InternalAllocationHandler(APIHandler):
         exit_code = self.int_argument("exit_code", -255, 255)
         with db.ledger_transaction(self.service.session_factory) as s:
             model = ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), self.now(),
-                                              reason, exit_code, self.service.hub_base_url)
+                                              reason, exit_code, self.service.hub_base_url,
+                                              mount_paths=True)
         self.service.schedule_soon(model["resource_group"])
         self.finish_json(model)
 

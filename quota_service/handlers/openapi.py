@@ -12,7 +12,7 @@ import re
 from pydantic import TypeAdapter
 from tornado import web
 
-from . import images, internal, scheduling, tenancy
+from . import images, internal, scheduling, tenancy, vfolders
 from .base import APIHandler
 
 VERBS = ("get", "post", "put", "patch", "delete")
@@ -46,7 +46,7 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
             base = parts[i - 1].rstrip("s") if i else "name"
             name = {"keypair": "access_key", "member": "user", "identity": "user",
                     "resource-policie": "policy", "resource-group": "group",
-                    "allocation": "allocation_id"}.get(base, base)
+                    "allocation": "allocation_id", "share": "user"}.get(base, base)
             names.append(name)
             out.append("{" + name + "}")
         else:
@@ -146,4 +146,5 @@ routes = [(r"openapi\.json", OpenAPIHandler)]
 
 
 def all_routes():
-    return tenancy.routes + scheduling.routes + images.routes + internal.routes + routes
+    return tenancy.routes + scheduling.routes + images.routes + internal.routes + routes \
+        + vfolders.routes
