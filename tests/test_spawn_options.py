@@ -90,7 +90,7 @@ def test_the_form_offers_the_users_projects_groups_and_images():
     assert "at least 0.5 cpu, 256M mem" in page.select_one("select[name=image]").text
     names = {e["name"] for e in page.select("[name]")}
     assert names == {"project", "resource_group", "image", "cpu", "mem", "gpu", "gpu_shares",
-                     "gpu_models", "session_type", "command"}
+                     "gpu_models", "vfolders", "session_type", "command"}
 
 
 def test_the_form_shows_what_quota_remains_per_project():
@@ -130,5 +130,7 @@ def test_show_amount(slot, amount, shown):
     assert show_amount(slot, amount) == shown
 
 
-def test_the_form_posts_gpu_models_as_a_comma_list():
-    assert options_from_form({"gpu_models": [" A100, H100 ,,"]})["gpu_models"] == ["A100", "H100"]
+def test_the_form_posts_gpu_models_and_vfolders_as_comma_lists():
+    out = options_from_form({"gpu_models": [" A100, H100 ,,"], "vfolders": ["data, .dotfiles"]})
+    assert (out["gpu_models"], out["vfolders"]) == (["A100", "H100"], ["data", ".dotfiles"])
+    assert "vfolders" not in options_from_form({"vfolders": [" , "]})
