@@ -67,6 +67,8 @@ def invite(s: Session, p: Principal, folder_id: str, body, now: dt.datetime) -> 
         raise Invalid(f"user: no user {body.user!r} in domain {owner.domain.name!r}")
     if invitee.id == owner.id:
         raise Invalid(f"user: {body.user!r} owns vfolder {f.name!r}")
+    if invitee.name == p.name:
+        raise Invalid("user: you cannot invite yourself")
     share = s.scalar(select(VFolderShare).where(VFolderShare.folder_id == f.id,
                                                 VFolderShare.user_id == invitee.id))
     if share is not None:

@@ -108,6 +108,39 @@ def tmp_image(w):
     return {"image": quote(name, safe=""), "raw_image": name}
 
 
+def alice_folder(w):
+    """A folder of alice's (the full vfolder matrix is in tests/test_vfolder_api.py)."""
+    r = w.hub.call("POST", "vfolders", "alice", json={"name": uniq("data")})
+    assert r.status_code == 201, r.text
+    return {"folder": r.json()["id"]}
+
+
+def alice_trashed_folder(w):
+    parts = alice_folder(w)
+    assert w.hub.call("DELETE", f"vfolders/{parts['folder']}", "alice").status_code == 204
+    return parts
+
+
+def alice_shared_folder(w):
+    """alice's folder shared with ada (ro), and ada's accepted invitation."""
+    parts = alice_folder(w)
+    r = w.hub.call("POST", f"vfolders/{parts['folder']}/invitations", "alice",
+                   json={"user": "ada", "permission": "ro"})
+    assert r.status_code == 201, r.text
+    return {**parts, "invitation": r.json()["id"]}
+
+
+def alice_invites_ada(w):
+    return alice_shared_folder(w)
+
+
+def alice_shares_with_ada(w):
+    parts = alice_shared_folder(w)
+    r = w.hub.call("POST", f"invitations/{parts['invitation']}/accept", "ada")
+    assert r.status_code == 200, r.text
+    return parts
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -215,6 +248,33 @@ CASES = [
     ("delete-image", "DELETE", "images/{raw_image}", None, tmp_image,
      expect(404, alice=403, ada=403, admin=204)),
     ("scan-images", "POST", "images/scan", {}, nothing, expect(403, admin=200)),
+    ("list-vfolder-hosts", "GET", "vfolder-hosts", None, nothing, expect(200)),
+    ("list-vfolders", "GET", "vfolders", None, nothing, expect(200)),
+    ("create-vfolder", "POST", "vfolders", lambda: {"name": uniq("v")}, nothing, expect(201)),
+    ("get-vfolder", "GET", "vfolders/{folder}", None, alice_folder,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("rename-vfolder", "PATCH", "vfolders/{folder}", lambda: {"name": uniq("r")}, alice_folder,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("trash-vfolder", "DELETE", "vfolders/{folder}", None, alice_folder,
+     expect(404, alice=204, ada=204, admin=204)),
+    ("restore-vfolder", "POST", "vfolders/{folder}/restore", None, alice_trashed_folder,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("purge-vfolder", "POST", "vfolders/{folder}/purge", None, alice_trashed_folder,
+     expect(404, alice=204, ada=204, admin=204)),
+    ("invite-to-vfolder", "POST", "vfolders/{folder}/invitations",
+     {"user": "ada", "permission": "ro"}, alice_folder,
+     expect(404, alice=201, ada=422, admin=201)),
+    ("list-vfolder-shares", "GET", "vfolders/{folder}/shares", None, alice_folder,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("revoke-vfolder-share", "DELETE", "vfolders/{folder}/shares/ada", None,
+     alice_shares_with_ada, expect(404, alice=204, ada=204, admin=204)),
+    ("list-invitations", "GET", "invitations", None, nothing, expect(200)),
+    ("accept-invitation", "POST", "invitations/{invitation}/accept", None, alice_invites_ada,
+     expect(404, alice=403, ada=200, admin=403)),
+    ("reject-invitation", "POST", "invitations/{invitation}/reject", None, alice_invites_ada,
+     expect(404, alice=403, ada=200, admin=403)),
+    ("cancel-invitation", "DELETE", "invitations/{invitation}", None, alice_invites_ada,
+     expect(404, alice=204, ada=204, admin=204)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     ("internal-login", "POST", "internal/login",
      {"username": "alice", "success": True}, nothing, expect(401)),

@@ -151,3 +151,70 @@ def test_0003_keeps_the_sessions_of_0002_and_dates_the_end_of_released_ones(bare
         (None, None, None, None)}
     assert rows["a-released"].ended_at == rows["a-released"].released_at is not None
     assert rows["a-cancelled"].ended_at is None and rows["a-running"].ended_at is None
+
+
+def test_0004_gives_existing_rows_empty_host_lists_and_no_mounts(bare_engine):
+    """Projects, policies and allocations of 0003 survive: no allowed vfolder
+    hosts of their own (they add nothing to the union) and nothing mounted."""
+    db.upgrade(bare_engine, "0003")
+    with bare_engine.begin() as c:
+        for sql in (
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (1, 'acme', '', true, '{}', '[\"local\"]', '[]', false, CURRENT_TIMESTAMP)",
+            "INSERT INTO projects (id, domain_id, name, description, active, total_resource_slots,"
+            " created_at) VALUES (1, 1, 'ml', '', true, '{}', CURRENT_TIMESTAMP)",
+            "INSERT INTO users (id, name, domain_id, role, active, resource_policy, created_at) "
+            "VALUES (1, 'alice', 1, 'user', true, 'default', CURRENT_TIMESTAMP)",
+            "INSERT INTO resource_policies (id, name, total_resource_slots, unspecified_limited, "
+            "max_pending_resource_slots, allowed_resource_groups, created_at) "
+            "VALUES (1, 'default', '{}', false, '{}', '[]', CURRENT_TIMESTAMP)",
+            "INSERT INTO resource_groups (id, name, description, active, session_types, "
+            "queue_order, hol_passes, created_at) "
+            "VALUES (1, 'gpu', '', true, '[]', 'fifo', 3, CURRENT_TIMESTAMP)",
+            "INSERT INTO allocations (id, user_id, project_id, domain_id, resource_group_id, "
+            "session_type, slots, gpus, gpu_models, state, priority, passes, reasons, "
+            "created_at, release_reason, origin, server_name) VALUES ('a1', 1, 1, 1, 1, "
+            "'interactive', '{}', '[]', '[]', 'allocated', 0, 0, '[]', CURRENT_TIMESTAMP, '', "
+            "'hub', '')",
+        ):
+            c.execute(sa.text(sql))
+    db.upgrade(bare_engine)
+    from sqlalchemy.orm import Session
+
+    from quota_service.models import Allocation, Domain, Project, ResourcePolicy
+
+    with Session(bare_engine) as s:
+        assert s.get(Project, 1).allowed_vfolder_hosts == []
+        assert s.get(ResourcePolicy, 1).allowed_vfolder_hosts == []
+        assert s.get(Allocation, "a1").mounts == []
+        assert s.get(Domain, 1).allowed_vfolder_hosts == ["local"]
+
+
+def test_a_vfolder_has_exactly_one_owner_in_the_database(engine):
+    with engine.connect() as c:
+        c.execute(sa.text(
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (1, 'acme', '', true, '{}', '[]', '[]', false, CURRENT_TIMESTAMP)"))
+        c.execute(sa.text(
+            "INSERT INTO projects (id, domain_id, name, description, active, total_resource_slots,"
+            " allowed_vfolder_hosts, created_at) VALUES (1, 1, 'ml', '', true, '{}', '[]', "
+            "CURRENT_TIMESTAMP)"))
+        c.execute(sa.text(
+            "INSERT INTO users (id, name, domain_id, role, active, resource_policy, created_at) "
+            "VALUES (1, 'alice', 1, 'user', true, 'default', CURRENT_TIMESTAMP)"))
+        c.commit()
+        insert = ("INSERT INTO vfolders (id, name, host, owner_user_id, owner_project_id, "
+                  "usage_mode, status, created_at, usage_bytes) VALUES (:id, :name, 'local', "
+                  ":u, :p, 'general', 'active', CURRENT_TIMESTAMP, 0)")
+        c.execute(sa.text(insert), {"id": "a" * 32, "name": "x", "u": 1, "p": None})
+        c.execute(sa.text(insert), {"id": "b" * 32, "name": "x", "u": None, "p": 1})
+        c.commit()
+        for bad in ({"id": "c" * 32, "name": "y", "u": 1, "p": 1},
+                    {"id": "c" * 32, "name": "y", "u": None, "p": None},
+                    {"id": "c" * 32, "name": "x", "u": 1, "p": None},
+                    {"id": "c" * 32, "name": "x", "u": None, "p": 1}):
+            with pytest.raises(sa.exc.IntegrityError):
+                c.execute(sa.text(insert), bad)
+            c.rollback()
