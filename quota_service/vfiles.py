@@ -151,8 +151,9 @@ def _entry(name: str, st: os.stat_result) -> dict:
 
 
 def file_bytes(st: os.stat_result) -> int:
-    """What a name counts towards its folder's usage: a regular file's size."""
-    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+    """What removing a name frees of its folder's usage: a regular file's
+    size when this is its last link (usage counts each inode once)."""
+    return st.st_size if stat.S_ISREG(st.st_mode) and st.st_nlink <= 1 else 0
 
 
 def _lstat(dir_fd: int, name: str) -> os.stat_result | None:

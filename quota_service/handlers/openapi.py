@@ -12,10 +12,10 @@ import re
 from pydantic import TypeAdapter
 from tornado import web
 
-from . import images, internal, scheduling, tenancy, vfolders
+from . import files, images, internal, scheduling, tenancy, vfolders
 from .base import APIHandler
 
-VERBS = ("get", "post", "put", "patch", "delete")
+VERBS = ("get", "post", "put", "patch", "delete", "head", "options")
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -28,7 +28,8 @@ ERROR_SCHEMA = {
     },
 }
 
-SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": "204"}
+SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": "204",
+           "head": "200", "options": "204"}
 
 
 def implemented_verbs(handler: type) -> list[str]:
@@ -46,7 +47,8 @@ def openapi_path(route: str) -> tuple[str, list[str]]:
             base = parts[i - 1].rstrip("s") if i else "name"
             name = {"keypair": "access_key", "member": "user", "identity": "user",
                     "resource-policie": "policy", "resource-group": "group",
-                    "allocation": "allocation_id", "share": "user"}.get(base, base)
+                    "allocation": "allocation_id", "tu": "upload_id",
+                    "share": "user"}.get(base, base)
             names.append(name)
             out.append("{" + name + "}")
         else:
@@ -147,4 +149,4 @@ routes = [(r"openapi\.json", OpenAPIHandler)]
 
 def all_routes():
     return tenancy.routes + scheduling.routes + images.routes + internal.routes + routes \
-        + vfolders.routes
+        + vfolders.routes + files.routes
