@@ -355,6 +355,22 @@ class HubgridService(Application):
         right; writes made inside sessions show at the next scan.""",
     ).tag(config=True)
 
+    vfolder_staging_max_age_hours = Float(
+        24.0,
+        help="""Hours after which a leftover in a host's ``.staging`` directory
+        (the file of a plain upload a crash interrupted, half-written tus
+        state) is deleted. The sweep runs at the first upload to a host
+        after the service starts, then at most hourly with uploads; uploads
+        in progress are never swept.""",
+    ).tag(config=True)
+
+    vfolder_tus_expiry_hours = Float(
+        168.0,
+        help="""Hours a resumable (tus) upload may stay idle before the sweep
+        deletes its bytes and gives back the quota it holds, e.g.
+        ``c.HubgridService.vfolder_tus_expiry_hours = 48``.""",
+    ).tag(config=True)
+
     vfolder_hosts_resolved: dict[str, storage.Host]
 
     def init_storage(self) -> None:

@@ -729,8 +729,8 @@ class Pending:
 
 class Uploads:
     """The uploads of this service process: the quota book, the staging files
-    being written, and the staging sweep (once per staging directory, at its
-    first use after start).
+    being written, and the staging sweep (of a staging directory at its first
+    use after start, then at most every ``sweep_every`` seconds).
 
     ``access`` arguments are the vfolder core's FolderAccess (``folder_id``,
     ``root``, ``staging``, ``quota_key``, ``size_limit``, ``used``);
@@ -738,7 +738,7 @@ class Uploads:
     """
 
     def __init__(self, staging_max_age: float = 24 * 3600, tus_idle: float = 7 * 24 * 3600,
-                 clock=None):
+                 clock=None, sweep_every: float = 3600.0):
         import time
 
         self.book = QuotaBook()
@@ -746,7 +746,8 @@ class Uploads:
         self.tus_idle = tus_idle
         self.clock = clock or time.time
         self.busy: set[str] = set()
-        self._swept: set[Path] = set()
+        self.sweep_every = sweep_every
+        self._swept: dict[Path, float] = {}
 
     # plain uploads
 
@@ -869,11 +870,14 @@ class Uploads:
     # housekeeping
 
     def sweep(self, staging: Path, force: bool = False) -> list[str]:
-        """Sweep ``staging`` once per process (see :func:`plan_sweep`)."""
-        if staging in self._swept and not force:
+        """Sweep ``staging`` if it is due (see :func:`plan_sweep`); returns the
+        tus uploads it ended (their reservations are released)."""
+        now = self.clock()
+        last = self._swept.get(staging)
+        if last is not None and now - last < self.sweep_every and not force:
             return []
-        self._swept.add(staging)
-        ended = sweep_staging(staging, self.clock(), self.staging_max_age, self.tus_idle,
+        self._swept[staging] = now
+        ended = sweep_staging(staging, now, self.staging_max_age, self.tus_idle,
                               frozenset(self.busy))
         for upload_id in ended:
             self.book.release_token(f"tus:{upload_id}")

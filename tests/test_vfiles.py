@@ -554,3 +554,17 @@ def test_an_upload_writer_resumes_at_the_end_of_its_file(box):
     assert (box.staging / u.name).read_bytes() == b"abcdef"
     again.abort()
     assert box.staged() == []
+
+
+async def test_an_idle_tus_upload_expires_at_a_later_sweep_and_frees_its_bytes(box):
+    now = [1_000_000.0]
+    uploads = Uploads(clock=lambda: now[0], tus_idle=168 * HOUR)
+    access = box.access(size_limit=10)
+    state = await uploads.tus_create(access, "alice", ("t.bin",), 10, False, "now")
+    for name in (f"tus-{state.id}.json", f"tus-{state.id}.part"):
+        os.utime(box.staging / name, (now[0], now[0]))
+    now[0] += 30 * 60
+    assert uploads.sweep(box.staging) == []  # not due yet
+    now[0] += 169 * HOUR
+    assert uploads.sweep(box.staging) == [state.id]
+    assert box.staged() == [] and uploads.book.in_flight("user:alice") == 0

@@ -107,8 +107,8 @@ def uploads_of(service) -> vfiles.Uploads:
     uploads = getattr(service, "file_uploads", None)
     if uploads is None:
         uploads = vfiles.Uploads(
-            staging_max_age=3600.0 * getattr(service, "vfolder_staging_max_age_hours", 24.0),
-            tus_idle=3600.0 * getattr(service, "vfolder_tus_expiry_hours", 168.0),
+            staging_max_age=3600.0 * service.vfolder_staging_max_age_hours,
+            tus_idle=3600.0 * service.vfolder_tus_expiry_hours,
         )
         service.file_uploads = uploads
     return uploads
