@@ -335,3 +335,61 @@ def test_bad_options_are_refused_and_leave_nothing(dock, case):
     assert dock.containers(user=user) == []
     new = [a for a in allocations(hub, user) if a["id"] not in before]
     assert all(a["state"] not in ("allocated", "pending") for a in new), new
+
+
+# ---------------------------------------------------------------- vfolder mounts
+
+def _folder(hub, user, name) -> str:
+    r = hub.call("POST", "vfolders", user, json={"name": name})
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def _upload(hub, user, folder, path, data: bytes):
+    r = hub.call("PUT", f"vfolders/{folder}/upload?path={path}", user, data=data)
+    assert r.status_code == 201, r.text
+
+
+def test_vfolders_mount_with_the_users_permission_and_nothing_else(dock):
+    hub = dock.hub
+    mine, dot = _folder(hub, "alice", "data"), _folder(hub, "alice", ".dotfiles")
+    bobs, ginas = _folder(hub, "bob", "bobs"), _folder(hub, "gina", "secret")
+    _upload(hub, "alice", mine, "hello.txt", b"hello from alice\n")
+    _upload(hub, "bob", bobs, "readme.txt", b"bob's notes\n")
+    _upload(hub, "gina", ginas, "key.txt", b"gina's secret\n")
+    r = hub.call("POST", f"vfolders/{bobs}/invitations", "bob", json={"user": "alice",
+                                                                     "permission": "ro"})
+    assert r.status_code == 201, r.text
+    assert hub.call("POST", f"invitations/{r.json()['id']}/accept", "alice").status_code == 200
+    # another domain's folder cannot be mounted: refused, nothing started
+    r = spawn(hub, "alice", "vfx", **opts(vfolders=["secret"]))
+    assert r.status_code >= 400 and "secret" in r.text, r.text
+    assert server_of(hub, "alice", "vfx") is None and dock.containers(user="alice") == []
+    assert spawn(hub, "alice", "vf", **opts(vfolders=["data", "bobs"])).status_code in (201, 202)
+    try:
+        wait_ready(hub, "alice", "vf")
+        a = held(hub, "alice", "vf")
+        assert {(m["name"], m["mode"]) for m in a["mounts"]} == {
+            ("data", "rw"), ("bobs", "ro"), (".dotfiles", "rw")}
+        assert all("path" not in m for m in a["mounts"])  # no host paths for users
+        url, c = dock.container(a["id"])
+        run = ["sh", "-c"]
+        assert dock.exec(url, c["Id"], ["cat", "/home/jovyan/data/hello.txt"]) == "hello from alice"
+        dock.exec(url, c["Id"], run + ["echo written > /home/jovyan/data/new.txt"])
+        assert dock.exec(url, c["Id"], ["cat", "/home/jovyan/bobs/readme.txt"]) == "bob's notes"
+        out = dock.exec(url, c["Id"], run + ["touch /home/jovyan/bobs/x 2>&1; echo rc=$?"])
+        assert "Read-only file system" in out and out.endswith("rc=1"), out
+        assert dock.exec(url, c["Id"], run + ["test -d /home/jovyan/.dotfiles && echo yes"]) == "yes"
+        # gina's folder is nowhere in the container
+        sources = {m["Source"] for m in dock.engines[url].inspect_container(c["Id"])["Mounts"]}
+        assert len(sources) == 3 and not any(ginas in s for s in sources)
+        found = dock.exec(url, c["Id"], run + ["grep -rl 'gina' /home/jovyan 2>/dev/null; true"])
+        assert found == ""
+    finally:
+        stop_server(hub, "alice", "vf")
+    # what the session wrote is in alice's folder, read through the files API
+    r = hub.call("GET", f"vfolders/{mine}/download?path=new.txt", "alice")
+    assert (r.status_code, r.content) == (200, b"written\n")
+    for user, folder in (("alice", mine), ("alice", dot), ("bob", bobs), ("gina", ginas)):
+        assert hub.call("DELETE", f"vfolders/{folder}", user).status_code == 204
+        assert hub.call("POST", f"vfolders/{folder}/purge", user).status_code == 204

@@ -56,7 +56,7 @@ def test_no_operation_answers_500_to_random_input(world):  # noqa: F811
         r = hub.call(verb, path.lstrip("/"), caller, data=json.dumps(body),
                      headers={"Content-Type": "application/json"})
         assert r.status_code < 500, f"{verb} {path} {body!r}: {r.status_code} {r.text[:300]}"
-        if r.status_code >= 400:
+        if r.status_code >= 400 and verb != "HEAD":  # a HEAD answer has no body
             assert r.json()["message"]
 
     check()
