@@ -98,6 +98,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
 
     # -- one client per engine -----------------------------------------------
 
+    mounts_vfolders = True
+
     _clients: dict[str, docker.APIClient] = {}
     #: engine URL -> has the NVIDIA runtime (asked once per engine and hub process)
     _has_nvidia_runtime: dict[str, bool] = {}

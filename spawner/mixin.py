@@ -27,6 +27,9 @@ from .options import TEMPLATES, OptionsError, SessionOptions, options_from_form,
 class HubgridSpawnerMixin(Configurable):
     """hubgrid admission, placement and release for any JupyterHub spawner."""
 
+    #: the backend mounts the session's vfolders (the ``vfolders`` option)
+    mounts_vfolders = False
+
     allocation_id = Unicode(None, allow_none=True)
     #: the service's allocation model of the running session (not persisted)
     allocation = Dict()
@@ -96,6 +99,10 @@ class HubgridSpawnerMixin(Configurable):
             opts, slots = parse_options(self.user_options)
         except OptionsError as e:
             raise SpawnException(f"invalid options: {e}", reason="invalid", status_code=400) from None
+        if opts.vfolders and not self.mounts_vfolders:
+            raise SpawnException("invalid options: vfolders: this backend does not mount "
+                                 "vfolders (Docker sessions do)", reason="invalid",
+                                 status_code=400)
         project = opts.project
         client = self.hubgrid
         if project is None:

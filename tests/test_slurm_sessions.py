@@ -106,3 +106,12 @@ def test_a_refused_session_submits_no_job(slurm_hub):
     assert 400 <= r.status_code < 500 and "largest node" in r.text
     assert jobs(f"hubgrid-{user}") == []
     assert allocations(hub, user) == []
+
+
+def test_vfolders_are_refused_on_slurm_before_anything_is_asked(slurm_hub):
+    hub = slurm_hub
+    user = new_user(hub)
+    r = spawn(hub, user, "vf", vfolders=["data"])
+    assert r.status_code == 400 and "does not mount vfolders" in r.text, r.text
+    assert jobs(f"hubgrid-{user}") == []
+    assert allocations(hub, user) == []
