@@ -249,16 +249,21 @@ class HubgridService(Application):
         runs it in its state directory).""",
     ).tag(config=True)
 
-    @default("session_log_dir")
-    def _default_session_log_dir(self):
+    def _state_path(self, name: str) -> str:
+        """``name`` next to the SQLite database, else in the working directory
+        (the hub runs the service in its state directory)."""
         try:
             url = make_url(self.db_url)
         except Exception:
             url = None
         if url is not None and url.get_backend_name() == "sqlite" and url.database \
                 and url.database != ":memory:":
-            return str(Path(url.database).resolve().parent / "session-logs")
-        return str(Path("session-logs").resolve())
+            return str(Path(url.database).resolve().parent / name)
+        return str(Path(name).resolve())
+
+    @default("session_log_dir")
+    def _default_session_log_dir(self):
+        return self._state_path("session-logs")
 
     session_log_max_bytes = ByteSpecification(
         2**20,
@@ -314,14 +319,7 @@ class HubgridService(Application):
 
     @default("vfolder_hosts")
     def _default_vfolder_hosts(self):
-        try:
-            url = make_url(self.db_url)
-        except Exception:
-            url = None
-        if url is not None and url.get_backend_name() == "sqlite" and url.database \
-                and url.database != ":memory:":
-            return {"local": {"path": str(Path(url.database).resolve().parent / "vfolders")}}
-        return {"local": {"path": str(Path("vfolders").resolve())}}
+        return {"local": {"path": self._state_path("vfolders")}}
 
     @validate("vfolder_hosts")
     def _valid_vfolder_hosts(self, proposal):
