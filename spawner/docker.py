@@ -124,6 +124,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         self.docker_url = allocation.get("backend_url") or self.default_docker_url
         self.ip = session_host(self.docker_url)
         self.port = random_port()
+        if opts.session_type == "batch":
+            self.session_env = {**self.session_env, "HUBGRID_BATCH_GO_FILE": self.BATCH_GO_FILE}
 
     async def _attach_gpus(self) -> bool:
         if self.attach_gpus != "auto":
@@ -192,6 +194,14 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         except docker.errors.NotFound:
             return None
         return None if state["Running"] else int(state["ExitCode"])
+
+    #: where a batch session waits for the hub's go (inside the container)
+    BATCH_GO_FILE = "/tmp/hubgrid-batch-go"
+
+    async def batch_go(self):
+        ex = await self.docker("exec_create", self.object_id, ["touch", self.BATCH_GO_FILE],
+                               user=f"{self.session_uid}:{self.session_gid}")
+        await self.docker("exec_start", ex["Id"])
 
     async def stop_object(self):
         if self.object_id:  # a start that failed before the container existed

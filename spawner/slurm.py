@@ -172,8 +172,12 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
         env.pop("NVIDIA_VISIBLE_DEVICES", None)
         if allocation["session_type"] == "batch":
             env["HUBGRID_EXIT_FILE"] = str(self._job_file("exit"))
+            env["HUBGRID_BATCH_GO_FILE"] = str(self._job_file("go"))
         self.session_env = env
         self.req_keepvars = ",".join(self.get_env())
+
+    async def batch_go(self) -> None:
+        self._job_file("go").touch()
 
     async def session_log(self, offset: int) -> bytes:
         path = self._job_file("log")
@@ -195,7 +199,7 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
         log = self._job_file("log")
         sent = not log.exists() or log.stat().st_size <= self.log_offset
         if sent:  # the service has it all: the local copy goes
-            for ext in ("log", "exit"):
+            for ext in ("log", "exit", "go"):
                 try:
                     os.unlink(self._job_file(ext))
                 except FileNotFoundError:
