@@ -417,14 +417,6 @@ class HubgridService(Application):
                     done += 1
         return done
 
-    async def _usage_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            try:
-                await loop.run_in_executor(None, self.measure_usage)
-            except Exception:
-                self.log.exception("vfolder usage scan failed; will retry")
-            await asyncio.sleep(self.vfolder_usage_interval)
 
     def clock(self) -> dt.datetime:
         """The service's notion of now (tests may replace it)."""
@@ -667,13 +659,15 @@ class HubgridService(Application):
                           len(purged), self.session_log_retention_days)
         return purged
 
-    async def _purge_loop(self) -> None:
+    async def _repeat(self, what: str, run, interval: str) -> None:
+        """Run the blocking ``run()`` in a worker thread now, then every
+        ``self.<interval>`` seconds; a failing pass is logged and retried."""
         while True:
             try:
-                self.purge_logs()
+                await asyncio.to_thread(run)
             except Exception:
-                self.log.exception("log retention pass failed; will retry")
-            await asyncio.sleep(self.session_log_purge_interval)
+                self.log.exception("%s failed; will retry", what)
+            await asyncio.sleep(getattr(self, interval))
 
     _schedule_wake: asyncio.Event
 
@@ -695,8 +689,12 @@ class HubgridService(Application):
         self.mirror.start()
         self.mirror.request_sync()
         scheduler = asyncio.ensure_future(self._schedule_loop())
-        housekeeping = [asyncio.ensure_future(self._purge_loop()),
-                        asyncio.ensure_future(self._usage_loop())]
+        housekeeping = [
+            asyncio.ensure_future(self._repeat("log retention pass", self.purge_logs,
+                                               "session_log_purge_interval")),
+            asyncio.ensure_future(self._repeat("vfolder usage scan", self.measure_usage,
+                                               "vfolder_usage_interval")),
+        ]
         if self.scan_images_at_start:
             housekeeping.append(asyncio.ensure_future(self._scan_at_start()))
         stop = asyncio.Event()

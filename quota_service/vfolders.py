@@ -37,8 +37,9 @@ from sqlalchemy.orm import Session
 from . import storage
 from .authz import Principal
 from .errors import ApiError, Conflict, Denied, Hidden, Invalid
-from .models import Domain, Project, ResourcePolicy, User, VFolder, VFolderShare
-from .tenancy import _flush, _iso
+from .models import Domain, Project, User, VFolder, VFolderShare
+from .ledger import policy_of
+from .tenancy import _flush, _iso, _user
 
 PERMISSIONS = ("ro", "rw", "wd")
 RANK = {"ro": 1, "rw": 2, "wd": 3}
@@ -101,10 +102,6 @@ def _settle(s: Session, which: int) -> None:
 
 
 # --- reading --------------------------------------------------------------------
-
-def _user(s: Session, name: str) -> User | None:
-    return s.scalar(select(User).where(User.name == name))
-
 
 def folder_domain(s: Session, f: VFolder) -> Domain:
     if f.owner_user_id is not None:
@@ -177,10 +174,6 @@ def require(perm: str, need: str, f: VFolder) -> None:
                      f"{need} needs {NEEDS[need]}")
 
 
-def _policy(s: Session, name: str) -> ResourcePolicy | None:
-    return s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
-
-
 def owner_limits(s: Session, f_or_owner) -> tuple[int | None, int | None, str]:
     """(max folder count, max total bytes, where they come from) of an owner
     (a User or a Project). A user's resource policy that does not exist
@@ -188,7 +181,7 @@ def owner_limits(s: Session, f_or_owner) -> tuple[int | None, int | None, str]:
     if isinstance(f_or_owner, Project):
         return (f_or_owner.max_vfolder_count, f_or_owner.max_vfolder_size,
                 f"project {f_or_owner.domain.name}/{f_or_owner.name}")
-    pol = _policy(s, f_or_owner.resource_policy)
+    pol = policy_of(s, f_or_owner.resource_policy)
     if pol is None:
         return 0, 0, f"resource policy {f_or_owner.resource_policy!r} (missing)"
     return pol.max_vfolder_count, pol.max_vfolder_size, f"resource policy {pol.name!r}"
@@ -305,7 +298,7 @@ def allowed_hosts(s: Session, domain: Domain, configured, *, user: User | None =
     if project is not None:
         union |= set(project.allowed_vfolder_hosts or [])
     if user is not None:
-        pol = _policy(s, user.resource_policy)
+        pol = policy_of(s, user.resource_policy)
         if pol is not None:
             union |= set(pol.allowed_vfolder_hosts or [])
         for m in user.memberships:

@@ -23,7 +23,7 @@ from . import vfolders
 from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound
 from .models import User, VFolder, VFolderInvitation, VFolderShare
-from .tenancy import _flush, _iso
+from .tenancy import _flush, _iso, _user
 
 STATES = ("pending", "accepted", "rejected", "canceled")
 
@@ -47,10 +47,6 @@ def invitation_model(s: Session, inv: VFolderInvitation) -> dict:
 def share_model(s: Session, share: VFolderShare) -> dict:
     return {"user": s.get(User, share.user_id).name, "permission": share.permission,
             "created_at": _iso(share.created_at)}
-
-
-def _user(s: Session, name: str) -> User | None:
-    return s.scalar(select(User).where(User.name == name))
 
 
 def invite(s: Session, p: Principal, folder_id: str, body, now: dt.datetime) -> dict:

@@ -103,7 +103,6 @@ TEMPLATES = Environment(
     autoescape=select_autoescape(default=True, default_for_string=True),
 )
 
-FORM_SLOTS = ("cpu", "mem", "gpu", "gpu.shares")
 SLOT_TITLES = {"cpu": "CPU cores", "mem": "Memory", "gpu": "GPUs", "gpu.shares": "GPU shares"}
 GiB = Decimal(2**30)
 
@@ -129,9 +128,11 @@ def spawn_form(choices: dict, default_image: str | None = None,
                                                   "session_types": g["session_types"]})
             entry["projects"].append(p["name"])
     names = sorted(groups)
+    # the quota table's columns: the slots the service reports, in its order
+    slots = list(choices["projects"][0]["remaining"]) if choices["projects"] else []
     default_group = "default" if "default" in groups else (names[0] if names else None)
     return TEMPLATES.get_template("form.html").render(
         choices=choices, images=choices["images"] if images else [], groups=[groups[n] for n in names], default_group=default_group,
         default_image=default_image, defaults=defaults or {"cpu": "1", "mem": "2G"},
-        slots=FORM_SLOTS, slot_titles=SLOT_TITLES, show=show_amount,
+        slots=slots, slot_titles=SLOT_TITLES, show=show_amount,
     )
