@@ -40,6 +40,9 @@ c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 
+backend = os.environ.get("HUBGRID_SPAWNER", "local")
+docker_url = os.environ.get("HUBGRID_DOCKER_URL", "unix:///var/run/docker.sock")
+
 configure(
     c,
     state_dir=state,
@@ -47,6 +50,9 @@ configure(
     db_url=os.environ.get("HUBGRID_DB_URL") or None,
     bootstrap_superadmin=admin,
     service_config_file=os.environ.get("HUBGRID_SERVICE_CONFIG") or None,
+    # the Docker demo's service scans the engine run.sh started for the
+    # session images it built, so the first Start finds them
+    environment={"HUBGRID_DOCKER_HOSTS": docker_url} if backend == "docker" else None,
 )
 
 # demo authenticator: one generated password for the superadmin, one shared by
@@ -61,15 +67,13 @@ c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "use
 # runs each session in a container on the node hubgrid chose (images from
 # images/, built by scripts/build-images.sh); ``slurm`` submits each session
 # as a Slurm job. hubgrid admits and places every session first.
-backend = os.environ.get("HUBGRID_SPAWNER", "local")
 c.JupyterHub.allow_named_servers = True
 # sessions outlive a hub restart; hubgrid releases those that died meanwhile
 c.JupyterHub.cleanup_servers = False
 c.Spawner.default_url = "/lab"
 if backend == "docker":
     c.JupyterHub.spawner_class = "hubgrid-docker"
-    c.HubgridDockerSpawner.default_docker_url = os.environ.get(
-        "HUBGRID_DOCKER_URL", "unix:///var/run/docker.sock")
+    c.HubgridDockerSpawner.default_docker_url = docker_url
 elif backend == "slurm":
     c.JupyterHub.spawner_class = "hubgrid-slurm"
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]

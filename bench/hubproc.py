@@ -110,10 +110,17 @@ class Hub:
 
 
 def launch_hub(state: Path, env_extra: dict | None = None, config: str = "",
-               service_config: str = "", ports: dict | None = None) -> Hub:
+               service_config: str = "", ports: dict | None = None,
+               test_overrides: bool = True) -> Hub:
     """Start ``jupyterhub -f jupyterhub_config.py`` with test overrides in
     ``state`` (reused: a second launch on the same dir and ``ports`` is a
-    restart) and wait until the hubgrid service answers through the proxy."""
+    restart) and wait until the hubgrid service answers through the proxy.
+
+    ``test_overrides=False``: exactly the README's ``make run`` configuration
+    (``config`` and ``service_config`` must then be empty); only the ports and
+    the state directory differ."""
+    if not test_overrides and (config or service_config):
+        raise ValueError("test_overrides=False runs jupyterhub_config.py as it is")
     if shutil.which("configurable-http-proxy") is None:
         raise RuntimeError("configurable-http-proxy is not on PATH (`make install` puts it "
                            "into node_modules/.bin)")
@@ -125,22 +132,24 @@ def launch_hub(state: Path, env_extra: dict | None = None, config: str = "",
     port = ports["port"]
     env.update({k: v for k, v in ports.items() if k != "port"})
     env.update(HUBGRID_STATE_DIR=str(state), HUBGRID_BIND_URL=f"http://127.0.0.1:{port}")
-    (state / "service_config.py").write_text(
-        "c = get_config()  # noqa\n"
-        "c.HubgridService.reconcile_grace = 1\n"
-        "c.HubgridService.log_level = 'INFO'\n" + service_config
-    )
-    env["HUBGRID_SERVICE_CONFIG"] = str(state / "service_config.py")
-    (state / "test_config.py").write_text(
-        "c = get_config()  # noqa\n"
-        f"load_subconfig({str(REPO / 'jupyterhub_config.py')!r})\n"
-        "c.HubgridAuthenticator.auth_refresh_age = 2\n"
-        "c.Spawner.poll_interval = 2\n"
-        "c.JupyterHub.log_level = 'INFO'\n" + config
-    )
+    config_file = REPO / "jupyterhub_config.py"
+    if test_overrides:
+        (state / "service_config.py").write_text(
+            "c = get_config()  # noqa\n"
+            "c.HubgridService.reconcile_grace = 1\n" + service_config
+        )
+        env["HUBGRID_SERVICE_CONFIG"] = str(state / "service_config.py")
+        config_file = state / "test_config.py"
+        config_file.write_text(
+            "c = get_config()  # noqa\n"
+            f"load_subconfig({str(REPO / 'jupyterhub_config.py')!r})\n"
+            "c.HubgridAuthenticator.auth_refresh_age = 2\n"
+            "c.Spawner.poll_interval = 2\n"
+            "c.JupyterHub.log_level = 'INFO'\n" + config
+        )
     log = open(state / "hub.log", "ab")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterhub", "-f", str(state / "test_config.py")],
+        [sys.executable, "-m", "jupyterhub", "-f", str(config_file)],
         cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     log.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hmac
+import logging
 import os
 import secrets
 import signal
@@ -26,7 +27,7 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from . import db, dockerscan, ledger, registry, resources, sessionlogs, storage, vfolders
+from . import db, dockerscan, ledger, lifecycle, registry, resources, sessionlogs, storage, vfolders
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -64,6 +65,36 @@ class HubgridService(Application):
 
     name = "hubgrid-service"
     description = "hubgrid: tenancy, quotas and scheduling for JupyterHub"
+
+    @default("log_level")
+    def _default_log_level(self):
+        # reconciliations, admissions from the queue and refusals reach the
+        # hub's output (the hub runs the service with its stdout and stderr)
+        return logging.INFO
+
+    @default("log_format")
+    def _default_log_format(self):
+        return "[%(levelname)1.1s %(asctime)s.%(msecs).03d hubgrid %(module)s:%(lineno)d] %(message)s"
+
+    @default("log_datefmt")
+    def _default_log_datefmt(self):
+        return "%Y-%m-%d %H:%M:%S"
+
+    pid_file = Unicode(
+        "hubgrid-service.pid",
+        help="""File the running service records its PID in (relative to its
+        working directory, the hub's state directory under
+        ``hub_ext.config.configure``). A service that finds another live
+        hubgrid service recorded there (left running by a hub that was killed)
+        ends it before taking the port. Empty: no PID file.""",
+    ).tag(config=True)
+
+    exit_with_parent = Bool(
+        True,
+        help="""Stop when the process that started the service (the hub) dies,
+        so that a killed hub leaves no service holding the port. Turn off only
+        when a process supervisor, not the hub, runs the service.""",
+    ).tag(config=True)
 
     config_file = Unicode(
         help="""Python config file of the service (``c.HubgridService.x = ...``),
@@ -224,8 +255,15 @@ class HubgridService(Application):
                                              "tcp://127.0.0.1:2375"]
 
         An image is a session image when it carries the label
-        ``ai.hubgrid.session-image``; see docs/admin.md for its other labels.""",
+        ``ai.hubgrid.session-image``; see docs/admin.md for its other labels.
+        Also $HUBGRID_DOCKER_HOSTS (comma-separated).""",
     ).tag(config=True)
+
+    @default("docker_hosts")
+    def _default_docker_hosts(self):
+        # $HUBGRID_DOCKER_HOSTS: comma-separated (the Docker demo sets it)
+        return [u.strip() for u in os.environ.get("HUBGRID_DOCKER_HOSTS", "").split(",")
+                if u.strip()]
 
     docker_timeout = Float(
         10.0,
@@ -671,7 +709,10 @@ class HubgridService(Application):
 
     _schedule_wake: asyncio.Event
 
+    _parent_pid: int
+
     def initialize(self, argv=None):
+        self._parent_pid = os.getppid()
         super().initialize(argv)
         if self.config_file:
             self.load_config_file(self.config_file)
@@ -683,8 +724,11 @@ class HubgridService(Application):
 
     async def serve(self) -> None:
         url = urlparse(self.service_url)
+        pid_file = Path(self.pid_file) if self.pid_file else None
+        if pid_file is not None:
+            lifecycle.claim_pid_file(pid_file, self.log)
         server = HTTPServer(self.make_app(), xheaders=True)
-        server.listen(url.port or 80, url.hostname or "127.0.0.1")
+        lifecycle.listen(server, url.port or 80, url.hostname or "127.0.0.1", self.log)
         self.log.info("hubgrid service at %s (API %s)", self.service_url, self.api_prefix)
         self.mirror.start()
         self.mirror.request_sync()
@@ -701,8 +745,13 @@ class HubgridService(Application):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        if self.exit_with_parent:
+            housekeeping.append(asyncio.ensure_future(
+                lifecycle.watch_parent(self._parent_pid, stop, 1.0, self.log)))
         await stop.wait()
         server.stop()
+        if pid_file is not None:
+            lifecycle.release_pid_file(pid_file)
         scheduler.cancel()
         for task in housekeeping:
             task.cancel()
