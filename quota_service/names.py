@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Context, Decimal, DecimalException, Inexact, InvalidOperation, Overflow
 
 # domain and project names: lowercase, digits, '-' and '_', at most 64,
@@ -27,9 +28,50 @@ def _describe(value: str) -> str:
     return repr(value if len(value) <= 40 else value[:40] + "...")
 
 
+# --- characters no name may hold: ONE rule for file paths (vfiles) and entity names
+
+
+#: control characters (NUL included), lone surrogates, line and paragraph separators
+UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+#: Unicode's Bidi_Control characters (ALM, LRM, RLM, the embeddings, overrides and
+#: isolates): they make a name display as another (U+202E shows 'gnp.txt' as 'txt.png')
+BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+SEPARATORS = ("/", "\\")
+
+
+def unsafe_char(text: str) -> str | None:
+    """The first control or bidi control character of ``text``, or None."""
+    for ch in text:
+        if ord(ch) in BIDI_CONTROLS or unicodedata.category(ch) in UNSAFE_CATEGORIES:
+            return ch
+    return None
+
+
+def describe_char(ch: str) -> str:
+    """``U+202E RIGHT-TO-LEFT OVERRIDE``: a character that shows nothing, by name."""
+    label = unicodedata.name(ch, "")
+    kind = "a bidi control character" if ord(ch) in BIDI_CONTROLS else "a control character"
+    return f"U+{ord(ch):04X}{' ' + label if label else ''} ({kind})"
+
+
+def looks_like_dots_or_separator(name: str) -> bool:
+    """Is one name '.', '..', or does it hold a separator, once look-alikes
+    (ONE DOT LEADER, FULLWIDTH SOLIDUS, ...) are folded (NFKC)?"""
+    folded = unicodedata.normalize("NFKC", name)
+    return name in (".", "..") or folded in (".", "..") or any(
+        sep in name or sep in folded for sep in SEPARATORS)
+
+
+def _refuse_unsafe(value: str, what: str) -> None:
+    ch = unsafe_char(value)
+    if ch is not None:
+        raise ValueError(f"{what} {_describe(value)} is not valid: it contains {describe_char(ch)}")
+
+
 def check_entity_name(value: str, what: str = "name") -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a string")
+    _refuse_unsafe(value, what)
     if not ENTITY_NAME.fullmatch(value):
         raise ValueError(
             f"{what} {_describe(value)} is not valid: use 1 to 64 lowercase letters, "
@@ -41,6 +83,7 @@ def check_entity_name(value: str, what: str = "name") -> str:
 def check_user_name(value: str) -> str:
     if not isinstance(value, str):
         raise ValueError("user name must be a string")
+    _refuse_unsafe(value, "user name")
     if not USER_NAME.fullmatch(value) or ".." in value:
         raise ValueError(
             f"user name {_describe(value)} is not valid: use 1 to 255 lowercase letters, "
@@ -104,16 +147,13 @@ def check_slots(value) -> dict[str, str]:
 
 # vfolder names: what a directory name inside a session may be (issue #5)
 FOLDER_NAME_MAX = 64
-# control characters (NUL included), lone surrogates, line and paragraph separators
-_BAD_FOLDER_CHAR_CATEGORIES = {"Cc", "Cs", "Zl", "Zp"}
 
 
 def check_folder_name(value: str) -> str:
-    """A vfolder name, NFC-normalised: 1 to 64 characters, no '/', not '.' or
-    '..', no control characters, no leading or trailing whitespace. A leading
-    dot marks a folder mounted into every session automatically."""
-    import unicodedata
-
+    """A vfolder name, NFC-normalised: 1 to 64 characters, no control or bidi
+    control characters, no '/' or '\\' (nor their look-alikes), not '.' or
+    '..', no leading or trailing whitespace. A leading dot marks a folder
+    mounted into every session automatically."""
     if not isinstance(value, str):
         raise ValueError("folder name must be a string")
     name = unicodedata.normalize("NFC", value)
@@ -121,13 +161,12 @@ def check_folder_name(value: str) -> str:
         raise ValueError("folder name must not be empty")
     if len(name) > FOLDER_NAME_MAX:
         raise ValueError(f"folder name {_describe(name)} is longer than {FOLDER_NAME_MAX} characters")
-    bad = [c for c in name if unicodedata.category(c) in _BAD_FOLDER_CHAR_CATEGORIES]
-    if bad:
-        raise ValueError(f"folder name {name!r} holds a control character ({bad[0]!r})")
-    if "/" in name:
-        raise ValueError(f"folder name {_describe(name)} must not contain '/'")
+    _refuse_unsafe(name, "folder name")
     if name in (".", ".."):
         raise ValueError(f"folder name {name!r} is not allowed")
+    if looks_like_dots_or_separator(name):
+        raise ValueError(f"folder name {_describe(name)} must not contain '/' or '\\' "
+                         "(or a character that looks like them or like '.' or '..')")
     if name != name.strip():
         raise ValueError(f"folder name {_describe(name)} must not start or end with whitespace")
     return name

@@ -17,15 +17,16 @@ from __future__ import annotations
 import unicodedata
 
 from .errors import ApiError
+from .names import BIDI_CONTROLS, UNSAFE_CATEGORIES, looks_like_dots_or_separator, unsafe_char
 
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
 MAX_DEPTH = 64
 
-# bidi embeddings, overrides and isolates: names that display as another name
-_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
-_REFUSED_CATEGORIES = ("Cc", "Cs", "Zl", "Zp")
+# the characters no name may hold: one rule for paths and entity names (names.py)
+_BIDI = BIDI_CONTROLS
+_REFUSED_CATEGORIES = UNSAFE_CATEGORIES
 
 
 class BadPath(ApiError):
@@ -43,9 +44,9 @@ def parse_path(text: str, *, root_ok: bool = False) -> tuple[str, ...]:
     """A user path -> its names (``()`` is the folder's root), or BadPath."""
     if not isinstance(text, str):
         raise BadPath("path: must be text")
-    for ch in text:
-        if unicodedata.category(ch) in _REFUSED_CATEGORIES or ord(ch) in _BIDI:
-            raise BadPath(f"path: contains the control character U+{ord(ch):04X}")
+    ch = unsafe_char(text)
+    if ch is not None:
+        raise BadPath(f"path: contains the control character U+{ord(ch):04X}")
     if "\\" in text:
         raise BadPath("path: backslashes are not allowed ('/' separates names)")
     text = unicodedata.normalize("NFC", text)
@@ -67,8 +68,7 @@ def parse_path(text: str, *, root_ok: bool = False) -> tuple[str, ...]:
             raise BadPath("path: empty name (two '/' in a row)")
         if part in (".", ".."):
             raise BadPath("path: '.' and '..' are not allowed")
-        folded = unicodedata.normalize("NFKC", part)
-        if folded in (".", "..") or "/" in folded or "\\" in folded:
+        if looks_like_dots_or_separator(part):
             raise BadPath(f"path: the name {part!r} looks like '.', '..' or a path separator")
         if len(part.encode()) > MAX_NAME_BYTES:
             raise BadPath(f"path: a name is longer than {MAX_NAME_BYTES} bytes")

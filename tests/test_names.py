@@ -126,6 +126,62 @@ def test_every_accepted_user_name_is_a_safe_path_segment(value):
     assert value.isascii()
 
 
+# --- the one rule of characters: file paths and every entity name (issue #9) ---
+
+SPOOFING_CHARS = {
+    "right-to-left override": "\u202e", "left-to-right embedding": "\u202a",
+    "right-to-left isolate": "\u2067", "pop directional isolate": "\u2069",
+    "right-to-left mark": "\u200f", "left-to-right mark": "\u200e",
+    "arabic letter mark": "\u061c", "NUL": "\x00", "escape": "\x1b", "DEL": "\x7f",
+    "line separator": "\u2028", "lone surrogate": "\ud800",
+}
+CHECKERS = {
+    "entity": lambda v: names.check_entity_name(v, "project"),
+    "user": names.check_user_name,
+    "folder": names.check_folder_name,
+}
+
+
+@pytest.mark.parametrize("checker", CHECKERS.values(), ids=CHECKERS.keys())
+@pytest.mark.parametrize("ch", SPOOFING_CHARS.values(), ids=SPOOFING_CHARS.keys())
+def test_every_name_refuses_control_and_bidi_characters_naming_the_character(checker, ch):
+    with pytest.raises(ValueError) as e:
+        checker(f"gnp{ch}txt")
+    assert f"U+{ord(ch):04X}" in str(e.value)
+    assert ch not in str(e.value)  # named, never echoed raw
+
+
+def test_a_bidi_override_is_named_in_words():
+    with pytest.raises(ValueError, match=r"U\+202E RIGHT-TO-LEFT OVERRIDE \(a bidi control"):
+        names.check_folder_name("\u202egnp.txt")
+
+
+@pytest.mark.parametrize("name", [
+    "back\\slash", "\\", "a\uff0fb", "a\uff3cb", "\u2024\u2024", "\u2025", "\uff0e",
+])
+def test_folder_names_refuse_separators_and_their_look_alikes(name):
+    with pytest.raises(ValueError, match="must not contain '/' or"):
+        names.check_folder_name(name)
+
+
+@given(st.characters(codec="utf-8") | st.characters(categories=["Cs", "Cc", "Cf", "Zl", "Zp"]))
+@PROPERTY
+def test_file_paths_and_folder_names_refuse_the_same_characters(ch):
+    from quota_service.vfiles import BadPath, parse_path
+
+    try:
+        parse_path(f"a{ch}b")
+        path_refused = False
+    except BadPath as e:
+        path_refused = "control character" in e.message
+    try:
+        names.check_folder_name(f"a{ch}b")
+        name_refused = False
+    except ValueError as e:
+        name_refused = "control character" in str(e)
+    assert path_refused == name_refused == (names.unsafe_char(ch) is not None)
+
+
 # --- resource slots ---------------------------------------------------------
 
 @pytest.mark.parametrize(
