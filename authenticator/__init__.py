@@ -23,9 +23,10 @@ from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from jupyterhub.roles import get_default_roles
 from jupyterhub.traitlets import EntryPointType
 from tornado import web
-from traitlets import Bool, Instance, Integer, Unicode, default
+from traitlets import Bool, Instance, Integer, List, TraitError, Unicode, default, validate
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
+from quota_service import forwarded
 
 from .roles import hub_roles
 
@@ -122,9 +123,37 @@ class HubgridAuthenticator(Authenticator):
         # roles are created on demand at login (hub_roles), nothing upfront
         return []
 
-    @staticmethod
-    def _source(handler) -> str | None:
-        return handler.request.remote_ip if handler is not None else None
+    trusted_proxies = List(
+        Unicode(),
+        default_value=list(forwarded.LOOPBACK),
+        help="""Addresses or networks (CIDR) of the proxies in front of the hub
+        whose forwarded headers are believed for the source address of a
+        login in hubgrid's access log (as ``HubgridService.trusted_proxies``
+        for API calls). Default: the loopback addresses, where the hub's
+        configurable-http-proxy runs. Anyone else's ``X-Forwarded-For`` and
+        ``X-Real-IP`` are ignored::
+
+            c.HubgridAuthenticator.trusted_proxies = ["127.0.0.1", "::1", "10.0.0.0/24"]
+        """,
+    ).tag(config=True)
+
+    @validate("trusted_proxies")
+    def _valid_trusted_proxies(self, proposal):
+        try:
+            forwarded.parse_networks(tuple(proposal.value))
+        except ValueError as e:
+            raise TraitError(f"trusted_proxies: {e}") from None
+        return proposal.value
+
+    def _source(self, handler) -> str | None:
+        """The address a login came from. The hub's server applies forwarded
+        headers itself (any client's X-Real-IP): start again from the peer."""
+        if handler is None:
+            return None
+        address = getattr(getattr(handler.request.connection, "context", None), "address", None)
+        peer = address[0] if isinstance(address, tuple) and address else handler.request.remote_ip
+        trusted = forwarded.parse_networks(tuple(self.trusted_proxies))
+        return forwarded.client_address(peer, handler.request.headers, trusted)
 
     def builtin_roles(self) -> dict[str, dict]:
         """The hub's own ``user`` and ``admin`` roles, as the hub defines them."""

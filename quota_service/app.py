@@ -27,7 +27,8 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from . import db, dockerscan, ledger, lifecycle, registry, resources, sessionlogs, storage, vfolders
+from . import db, dockerscan, forwarded, ledger, lifecycle, registry, resources, sessionlogs
+from . import storage, vfolders
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -169,6 +170,34 @@ class HubgridService(Application):
     @default("service_prefix")
     def _default_service_prefix(self):
         return os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/hubgrid/")
+
+    trusted_proxies = List(
+        Unicode(),
+        default_value=list(forwarded.LOOPBACK),
+        help="""Addresses or networks (CIDR) of the proxies in front of the
+        service whose forwarded headers are believed. The access log records
+        the address of the client that called the API: the peer address of
+        the connection, unless the peer is one of these; then the right-most
+        address of ``X-Forwarded-For`` that is not a trusted proxy (each proxy
+        appends its peer), or ``X-Real-IP`` if no ``X-Forwarded-For`` was sent.
+        The default, the loopback addresses, is where the hub's
+        configurable-http-proxy runs when it starts the service on the same
+        host. Add the address of every further proxy in front of the hub::
+
+            c.HubgridService.trusted_proxies = ["127.0.0.1", "::1", "10.0.0.0/24"]
+
+        Callers on a trusted address can claim any source address; an empty
+        list believes no forwarded header (every entry shows the peer).
+        """,
+    ).tag(config=True)
+
+    @validate("trusted_proxies")
+    def _valid_trusted_proxies(self, proposal):
+        try:
+            forwarded.parse_networks(tuple(proposal.value))
+        except ValueError as e:
+            raise TraitError(f"trusted_proxies: {e}") from None
+        return proposal.value
 
     hub_sync_interval = Float(
         60.0,
@@ -727,7 +756,8 @@ class HubgridService(Application):
         pid_file = Path(self.pid_file) if self.pid_file else None
         if pid_file is not None:
             lifecycle.claim_pid_file(pid_file, self.log)
-        server = HTTPServer(self.make_app(), xheaders=True)
+        # no xheaders: the handlers believe forwarded headers only from trusted_proxies
+        server = HTTPServer(self.make_app())
         lifecycle.listen(server, url.port or 80, url.hostname or "127.0.0.1", self.log)
         self.log.info("hubgrid service at %s (API %s)", self.service_url, self.api_prefix)
         self.mirror.start()

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import authz
+from . import authz, names
 from .authz import Principal
 from .errors import Invalid
 from .models import AuditEntry
@@ -34,21 +34,53 @@ class Record:
     detail: str = ""
 
 
+def entry_domain(target: str | None, actor_domain: str | None, actor_is_superadmin: bool,
+                 status: int) -> str | None:
+    """The domain an entry is about: whose domain admins read it.
+
+    The target's domain when the handler knows it, whoever acted (a
+    superadmin of ``default`` creating a keypair in ``acme`` writes an entry
+    of ``acme``). Otherwise the actor's own domain, since a user or domain
+    admin acts only inside it -- but not for a superadmin (who acts
+    anywhere) and not for a 404 (what was not found may be another domain's
+    hidden thing: its entry must not tell a domain admin it exists). None:
+    only superadmins read it.
+    """
+    if target is not None:
+        return target
+    if actor_is_superadmin or status == 404:
+        return None
+    return actor_domain
+
+
+def visible(text: str | None) -> str | None:
+    """``text`` with its control and bidi characters written as ``\\uXXXX``:
+    a name a client sent (a refused login, a path) cannot make an entry
+    display as another."""
+    if text is None or names.unsafe_char(text) is None:
+        return text
+    return "".join(f"\\u{ord(c):04x}" if names.unsafe_char(c) else c for c in text)
+
+
+def _cut(text: str | None, n: int) -> str | None:
+    return text[:n] if text is not None else None
+
+
 def record(factory: sessionmaker[Session], rec: Record, now: dt.datetime) -> None:
     with factory() as s, s.begin():
         s.add(
             AuditEntry(
                 timestamp=now,
-                actor=rec.actor,
+                actor=_cut(visible(rec.actor), 255),
                 actor_domain=rec.actor_domain,
                 domain=rec.domain,
                 credential=rec.credential,
-                source=rec.source,
+                source=_cut(visible(rec.source), 64),
                 action=rec.action,
-                target=rec.target[:512],
+                target=visible(rec.target)[:512],
                 outcome=rec.outcome,
                 status=rec.status,
-                detail=rec.detail[:4000],
+                detail=visible(rec.detail)[:4000],
             )
         )
 
@@ -112,7 +144,8 @@ def query(s: Session, p: Principal, args: dict[str, str | None]) -> dict:
     until = _parse_time("until", args.get("until"))
     q = select(AuditEntry)
     if scope is not None:
-        q = q.where(or_(AuditEntry.domain == scope, AuditEntry.actor_domain == scope))
+        # by what the entry is about, never by who acted: filters only narrow this
+        q = q.where(AuditEntry.domain == scope)
     if args.get("user"):
         q = q.where(AuditEntry.actor == args["user"])
     if args.get("action"):

@@ -138,6 +138,10 @@ def test_browser_reaches_the_api_through_hub_oauth(world):  # noqa: F811
     assert r.status_code == 200, r.text[:300]
     assert r.url.endswith("/services/hubgrid/api/v1/me")
     assert r.json()["name"] == "alice"
+    # the OpenAPI document names the cookie the service really set
+    doc = hub.call("GET", "openapi.json").json()
+    cookie = doc["components"]["securitySchemes"]["oauthCookie"]["name"]
+    assert cookie in {c.name for c in browser.cookies if c.path.startswith("/services/hubgrid")}
 
 
 def test_unknown_query_parameters_are_refused(world):  # noqa: F811

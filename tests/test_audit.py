@@ -129,17 +129,45 @@ def test_pagination(log, limit, offset, expected, next_offset):
     assert (page["limit"], page["offset"], page["next_offset"]) == (limit, offset, next_offset)
 
 
-def test_a_domain_admin_reads_only_entries_of_their_domain(log):
-    # by target domain (minute 3: gus of globex refused in acme) or by actor
-    # domain (minute 4: root, of acme, acting on globex); never the anonymous
-    # entries (6, 7) nor entries wholly of the other domain
-    assert minutes(read(log, ADA)) == [8, 4, 3, 2, 0]
-    assert minutes(read(log, GUS)) == [5, 4, 3, 1]
+def test_a_domain_admin_reads_exactly_the_entries_about_their_domain(log):
+    # by what the entry is about, whoever acted: minute 3 (gus of globex
+    # refused in acme) is acme's, minute 4 (root, of acme, acting on globex)
+    # is globex's alone; never the anonymous entries (6, 7)
+    assert minutes(read(log, ADA)) == [8, 3, 2, 0]
+    assert minutes(read(log, GUS)) == [5, 4, 1]
 
 
 def test_a_domain_admin_cannot_widen_their_scope_with_filters(log):
     assert minutes(read(log, ADA, user="gina")) == []
     assert minutes(read(log, ADA, action="login")) == [0]
+    # the superadmin is of acme, but what they did in globex is globex's
+    assert minutes(read(log, ADA, user="root")) == []
+    assert minutes(read(log, GUS, user="root")) == [4]
+    assert minutes(read(log, ADA, user="gus")) == [3]
+
+
+@pytest.mark.parametrize("target, actor_domain, superadmin, status, expected", [
+    ("globex", "acme", True, 201, "globex"),   # a superadmin acting in another domain
+    ("globex", "acme", False, 404, "globex"),  # a refusal in a domain the handler named
+    (None, "acme", False, 422, "acme"),        # a user acts inside their own domain
+    (None, "acme", True, 422, None),           # a superadmin acts anywhere: theirs only
+    (None, "acme", False, 404, None),          # not found may be another domain's thing
+    (None, None, False, 401, None),            # nobody
+])
+def test_an_entry_is_about_its_target_domain(target, actor_domain, superadmin, status, expected):
+    assert audit.entry_domain(target, actor_domain, superadmin, status) == expected
+
+
+def test_names_a_client_sent_are_recorded_with_their_controls_visible(session_factory):
+    audit.record(session_factory, audit.Record(
+        action="login", outcome="failure", status=401, actor="\u202enimda", source="1.2.3.4",
+        target="a\nb\u2066c", detail="bad \x00"), T0)
+    (entry,) = read(session_factory)["entries"]
+    assert (entry["actor"], entry["target"], entry["detail"]) == (
+        "\\u202enimda", "a\\u000ab\\u2066c", "bad \\u0000")
+    audit.record(session_factory, audit.Record(action="login", outcome="failure", status=401,
+                                               actor="\u202e" * 255), T0 + MINUTE)
+    assert len(read(session_factory)["entries"][0]["actor"]) == 255
 
 
 @pytest.mark.parametrize("args", [{}, {"user": "alice"}, {"limit": "0"}])
@@ -187,3 +215,61 @@ def test_records_are_independent_of_other_transactions(session_factory):
         s.rollback()
     with session_factory() as s:
         assert s.query(AuditEntry).count() == 1
+
+
+# --- through the served API ---------------------------------------------------
+
+from service_app import served  # noqa: E402,F401
+
+
+async def _entries(served, reader, query, count=None):  # noqa: F811
+    """``reader``'s page for ``query``; waits until the superadmin's page for
+    the same query holds ``count`` entries (records follow the answers)."""
+    import asyncio
+
+    for _ in range(200):
+        resp, page = await served.call("GET", "audit?" + query, "root")
+        if count is None or len(page["entries"]) >= count:
+            break
+        await asyncio.sleep(0.05)
+    resp, page = await served.call("GET", "audit?" + query, reader)
+    assert resp.code == 200, page
+    return page["entries"]
+
+
+async def test_a_superadmins_work_in_another_domain_is_that_domains_only(served):  # noqa: F811
+    """root (superadmin of acme) acts in globex: globex's admin reads every
+    entry, keypair access keys included; acme's admin reads none of them."""
+    for method, path, body in (
+        ("POST", "users", {"name": "gwen", "domain": "globex"}),
+        ("POST", "keypairs", {"user": "gina"}),
+        ("POST", "vfolders", {"name": "shared", "project": "globex/lab"}),
+        ("PATCH", "users/gina", {"active": False}),
+    ):
+        resp, data = await served.call(method, path, "root", json_body=body)
+        assert resp.code in (200, 201), data
+        if path == "keypairs":
+            access_key = data["access_key"]
+    globex = await _entries(served, "gus", "user=root", count=4)
+    assert {e["action"] for e in globex} == {"user.create", "keypair.create", "vfolder.create",
+                                             "user.update"}
+    assert {e["domain"] for e in globex} == {"globex"}
+    assert any(access_key in e["target"] for e in globex)
+    assert await _entries(served, "ada", "user=root") == []
+    everything = await _entries(served, "ada", "")
+    assert all(e["domain"] == "acme" for e in everything)
+    assert not any(access_key in e["target"] for e in everything)
+
+
+async def test_a_domain_admins_probes_of_other_domains_do_not_show_in_their_log(served):  # noqa: F811
+    """ada (acme) asks for globex's user and for a user nobody has: her log
+    tells her nothing of globex, not even that the probe was refused."""
+    for method, path in (("GET", "users/gina"), ("PATCH", "users/gina"), ("PATCH", "users/nobody"),
+                         ("GET", "domains/globex")):
+        resp, _ = await served.call(method, path, "ada", json_body={"active": True}
+                                    if method == "PATCH" else None)
+        assert resp.code == 404
+    await _entries(served, "root", "user=ada", count=4)
+    assert await _entries(served, "ada", "user=ada") == []
+    # a probe whose domain the path names is in that domain's log
+    assert "globex" in {e["target"] for e in await _entries(served, "gus", "user=ada")}

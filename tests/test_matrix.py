@@ -400,7 +400,7 @@ def test_every_documented_operation_has_a_case_in_the_matrix():
     cases = [(method, template.format_map(defaultdict(lambda: "x")).split("?")[0])
              for _id, method, template, *_ in CASES]
     missing = []
-    for path, item in document("/").get("paths").items():
+    for path, item in document("/", "cookie").get("paths").items():
         pattern = "[^?]+".join(map(re.escape, re.split(r"\{[a-z_-]+\}", path.lstrip("/"))))
         for verb in item:
             if not any(m == verb.upper() and re.fullmatch(pattern, p) for m, p in cases):

@@ -218,3 +218,41 @@ def test_a_vfolder_has_exactly_one_owner_in_the_database(engine):
             with pytest.raises(sa.exc.IntegrityError):
                 c.execute(sa.text(insert), bad)
             c.rollback()
+
+
+def test_0005_files_old_audit_entries_under_the_domain_they_are_about(bare_engine):
+    """Entries of 0004 without a domain get their actor's, as new ones do:
+    never a superadmin's (they act anywhere) nor a 404's (maybe another
+    domain's hidden thing); entries that named their domain keep it."""
+    db.upgrade(bare_engine, "0004")
+    with bare_engine.begin() as c:
+        c.execute(sa.text(
+            "INSERT INTO domains (id, name, description, active, total_resource_slots, "
+            "allowed_vfolder_hosts, allowed_images, allow_first_login, created_at) "
+            "VALUES (1, 'default', '', true, '{}', '[]', '[]', false, CURRENT_TIMESTAMP)"))
+        for uid, name, role in ((1, "admin", "superadmin"), (2, "ada", "domain-admin"),
+                                (3, "alice", "user")):
+            c.execute(sa.text(
+                "INSERT INTO users (id, name, domain_id, role, active, resource_policy, "
+                "created_at) VALUES (:id, :name, 1, :role, true, 'default', CURRENT_TIMESTAMP)"),
+                {"id": uid, "name": name, "role": role})
+        rows = [  # (id, actor, actor_domain, domain, status)
+            (1, "admin", "default", "acme", 201),     # a superadmin in acme: stays acme's
+            (2, "admin", "default", None, 422),       # a superadmin, no target: theirs only
+            (3, "ada", "default", None, 422),         # a domain admin at home
+            (4, "ada", "default", None, 404),         # a 404: maybe another domain's
+            (5, "alice", "default", None, 201),       # a user at home
+            (6, None, None, None, 401),               # nobody
+            (7, "gone", "default", None, 204),        # an actor since deleted
+        ]
+        for id_, actor, actor_domain, domain, status in rows:
+            c.execute(sa.text(
+                "INSERT INTO audit_log (id, timestamp, actor, actor_domain, domain, credential, "
+                "action, target, outcome, status, detail) VALUES (:id, CURRENT_TIMESTAMP, "
+                ":actor, :ad, :d, 'token', 'x.create', '', 'success', :status, '')"),
+                {"id": id_, "actor": actor, "ad": actor_domain, "d": domain, "status": status})
+    db.upgrade(bare_engine)
+    with bare_engine.connect() as c:
+        got = dict(c.execute(sa.text("SELECT id, domain FROM audit_log")).all())
+    assert got == {1: "acme", 2: None, 3: "default", 4: None, 5: "default", 6: None,
+                   7: "default"}

@@ -22,7 +22,7 @@ from quota_service import tenancy as manager
 from quota_service.app import HubgridService
 from quota_service.db import transaction
 from quota_service.handlers.base import JSONNotFoundHandler
-from quota_service.handlers.openapi import document
+from quota_service.handlers.openapi import document, oauth_cookie_name
 from quota_service.schemas import KeypairCreate
 
 HTTP_VERBS = ("get", "head", "post", "put", "patch", "delete", "options")
@@ -63,7 +63,7 @@ def app(service):
 
 @pytest.fixture
 def doc(service) -> dict:
-    return document(service[0].api_prefix)
+    return document(service[0].api_prefix, oauth_cookie_name(service[0]))
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ async def test_openapi_json_is_served_without_authentication(served, service):
     resp, data = await fetch(client, api + "openapi.json")
     assert resp.code == 200
     assert resp.headers["Content-Type"].startswith("application/json")
-    assert data == document(service[0].api_prefix)
+    assert data == document(service[0].api_prefix, oauth_cookie_name(service[0]))
     # while the API itself wants a caller
     resp, data = await fetch(client, api + "me")
     assert resp.code == 401
@@ -204,8 +204,54 @@ async def test_every_documented_operation_is_served_and_no_other(served, service
             if op is None:
                 if resp.code != 405:
                     problems.append(f"undocumented but served: {what}")
+                elif set(resp.headers.get("Allow", "").split(", ")) != {v.upper() for v in item}:
+                    problems.append(f"405 whose Allow is not the documented verbs: {what} "
+                                    f"Allow: {resp.headers.get('Allow')!r}")
             elif resp.code in (401, 405) or resp.code >= 500 or (
                 resp.code == 404 and "no such API endpoint" in (data or {}).get("message", "")
             ):
                 problems.append(f"documented but not served: {what}")
     assert problems == []
+
+
+@pytest.mark.parametrize("verb", ["TRACE", "PROPFIND", "HEAD", "PUT"])
+@pytest.mark.parametrize("path, allow", [
+    ("domains", "GET, POST"), ("domains/default", "GET, PATCH, DELETE"), ("audit", "GET"),
+    ("openapi.json", "GET"), ("keypairs", "GET, POST"),
+])
+async def test_a_405_says_which_verbs_the_route_has(served, service, verb, path, allow):
+    svc = service[0]
+    with transaction(svc.session_factory) as s:
+        root = manager.principal_for_hub_user(s, "root")
+        kp = manager.create_keypair(s, root, KeypairCreate(), svc.clock())
+    base, client = served
+    resp, data = await fetch(client, base + svc.api_prefix + path, verb,
+                             f"Keypair {kp['access_key']}:{kp['secret_key']}")
+    assert resp.code == 405
+    assert resp.headers["Allow"] == allow
+    if verb != "HEAD":
+        assert data["status"] == 405
+
+
+@pytest.mark.parametrize("verb", ["TRACE", "GET", "PROPFIND"])
+async def test_any_verb_on_an_unknown_api_path_is_a_json_404(served, service, verb):
+    base, client = served
+    resp, data = await fetch(client, base + service[0].api_prefix + "no/such/thing", verb)
+    assert resp.code == 404 and "no such API endpoint" in data["message"]
+
+
+def test_the_documented_cookie_is_the_one_hub_oauth_sets(service, monkeypatch):
+    """What a HubOAuth of this service, as the hub would start it, calls its cookie."""
+    from jupyterhub.services.auth import HubOAuth
+    from jupyterhub.services.service import Service
+
+    svc = service[0]
+    name = svc.service_prefix.strip("/").rsplit("/", 1)[-1]
+    monkeypatch.setenv("JUPYTERHUB_CLIENT_ID", Service(name=name).oauth_client_id)
+    hub_auth = HubOAuth(api_token="t", api_url="http://127.0.0.1:1/hub/api")
+    doc = document(svc.api_prefix, oauth_cookie_name(svc))
+    assert doc["components"]["securitySchemes"]["oauthCookie"]["name"] == hub_auth.cookie_name
+    # under a hub: whatever the service's own HubOAuth says (a __Host- prefix too)
+    monkeypatch.setenv("JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED", "1")
+    svc.hub_auth = HubOAuth(api_token="t", api_url="http://127.0.0.1:1/hub/api")
+    assert oauth_cookie_name(svc) == svc.hub_auth.cookie_name != hub_auth.cookie_name

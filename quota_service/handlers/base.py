@@ -18,13 +18,19 @@ from jupyterhub.services.auth import HubOAuthenticated, UserNotAllowed
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from .. import audit, tenancy
+from .. import audit, forwarded, tenancy
 from ..authz import Principal
 from ..db import transaction
 from ..errors import ApiError, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from ..keys import parse_keypair_header
 
 INTERNAL_SCHEME = "hubgrid-internal"
+VERBS = ("get", "post", "put", "patch", "delete", "head", "options")
+
+
+def implemented_verbs(handler: type) -> list[str]:
+    """The verbs a handler class serves (lowercase), in ``VERBS`` order."""
+    return [v for v in VERBS if getattr(handler, v) is not getattr(web.RequestHandler, v)]
 
 
 class _Encoder(json.JSONEncoder):
@@ -173,6 +179,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     def write_error(self, status_code, **kwargs):
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        if status_code == 405:
+            self.set_header("Allow", ", ".join(v.upper() for v in implemented_verbs(type(self))))
         if isinstance(exc, ApiError):
             body = {"status": status_code, "reason": exc.reason, "message": exc.message}
             if exc.detail is not None:
@@ -211,15 +219,22 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             status=status,
             actor=p.name if p else None,
             actor_domain=p.domain if p else None,
-            domain=self.audit_domain,
+            domain=audit.entry_domain(self.audit_domain, p.domain if p else None,
+                                      p is not None and p.is_superadmin, status),
             credential=self._credential,
-            source=self.request.remote_ip,
+            source=self.client_address(),
             target=self.audit_target or self.request.path,
             detail=exc.message if isinstance(exc, ApiError) else self.audit_detail,
         )
         # after the handler's own transaction has ended (finish() may run
         # inside it): on SQLite two writers in one thread would deadlock
         IOLoop.current().add_callback(self._record, rec, method)
+
+    def client_address(self) -> str:
+        """The caller's address: forwarded headers count only from the
+        service's ``trusted_proxies`` (see quota_service/forwarded.py)."""
+        trusted = forwarded.parse_networks(tuple(self.service.trusted_proxies))
+        return forwarded.client_address(self.request.remote_ip, self.request.headers, trusted)
 
     def _record(self, rec: audit.Record, method: str) -> None:
         try:
@@ -244,6 +259,15 @@ class JSONNotFoundHandler(APIHandler):
 
     async def prepare(self):
         raise NotFound(f"no such API endpoint: {self.request.path}")
+
+    def write_error(self, status_code, **kwargs):
+        if status_code == 405:
+            # a verb tornado never serves (TRACE, ...) on a path that does not
+            # exist: the path is what is wrong
+            self.set_status(404)
+            exc = NotFound(f"no such API endpoint: {self.request.path}")
+            return super().write_error(404, exc_info=(NotFound, exc, None))
+        return super().write_error(status_code, **kwargs)
 
     def on_finish(self):
         # nothing happened: not worth a row in the access log

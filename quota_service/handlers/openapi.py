@@ -10,12 +10,10 @@ from __future__ import annotations
 import re
 
 from pydantic import TypeAdapter
-from tornado import web
 
 from . import files, images, internal, scheduling, tenancy, vfolders
-from .base import APIHandler
+from .base import APIHandler, implemented_verbs
 
-VERBS = ("get", "post", "put", "patch", "delete", "head", "options")
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -30,10 +28,6 @@ ERROR_SCHEMA = {
 
 SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": "204",
            "head": "200", "options": "204"}
-
-
-def implemented_verbs(handler: type) -> list[str]:
-    return [v for v in VERBS if getattr(handler, v) is not getattr(web.RequestHandler, v)]
 
 
 def openapi_path(route: str) -> tuple[str, list[str]]:
@@ -64,7 +58,19 @@ def _success(handler, verb: str) -> dict:
             "content": {produces.split(";")[0]: {"schema": {"type": "string"}}}}
 
 
-def document(prefix: str) -> dict:
+def oauth_cookie_name(service) -> str:
+    """The cookie the service's HubOAuth sets after a browser login: its
+    OAuth client id, which JupyterHub makes ``service-<name>`` (``<name>``
+    as in the service's prefix ``/services/<name>/``), ``__Host-`` prefixed
+    when the hub enables that."""
+    if service.hub_auth is not None:
+        return service.hub_auth.cookie_name
+    return "service-" + service.service_prefix.strip("/").rsplit("/", 1)[-1]
+
+
+def document(prefix: str, cookie_name: str) -> dict:
+    """The OpenAPI document of the API at ``prefix``; ``cookie_name``: the
+    OAuth cookie browsers authenticate with (``oauth_cookie_name``)."""
     paths: dict[str, dict] = {}
     schemas: dict[str, dict] = {"Error": ERROR_SCHEMA}
     for route, handler in all_routes():
@@ -82,7 +88,8 @@ def document(prefix: str) -> dict:
                     for n in params
                 ] + [
                     {"name": n, "in": "query", "required": False, "description": text,
-                     "schema": {"type": "string"}}
+                     "schema": getattr(handler, "query_schemas", {}).get(verb, {}).get(
+                         n, {"type": "string"})}
                     for n, text in getattr(handler, "queries", {}).get(verb, {}).items()
                 ],
                 "responses": {
@@ -125,7 +132,7 @@ def document(prefix: str) -> dict:
             "securitySchemes": {
                 "hubToken": {"type": "apiKey", "in": "header", "name": "Authorization"},
                 "keypair": {"type": "apiKey", "in": "header", "name": "Authorization"},
-                "oauthCookie": {"type": "apiKey", "in": "cookie", "name": "hubgrid-oauth"},
+                "oauthCookie": {"type": "apiKey", "in": "cookie", "name": cookie_name},
                 "internal": {"type": "apiKey", "in": "header", "name": "Authorization"},
             },
         },
@@ -141,7 +148,7 @@ class OpenAPIHandler(APIHandler):
         pass
 
     def get(self):
-        self.finish_json(document(self.service.api_prefix))
+        self.finish_json(document(self.service.api_prefix, oauth_cookie_name(self.service)))
 
 
 routes = [(r"openapi\.json", OpenAPIHandler)]
