@@ -68,7 +68,6 @@ from .vuploads import Pending, Uploads  # noqa: F401
 OPERATIONS: dict[str, str] = {
     # reading
     "list": "ro",
-    "stat": "ro",
     "download": "ro",
     # making new names (never replacing: a no-replace link or mkdir)
     "mkdir": "rw",

@@ -1,8 +1,8 @@
 """The files API of vfolders through the real service over loopback HTTP.
 
-Folders are made with the vfolder managers (tests/vfolder_world.py): alice's
-``data`` shared with carl (ro), dora (rw) and erin (wd); gina is in another
-domain. Uploads that break off are driven over a raw socket; the test waits
+The world is alice's folder ``data`` (tests/files_world.py), shared with
+carl (ro), dora (rw) and erin (wd); gina is in another domain; who may do
+what is in tests/test_files_permissions.py. Uploads that break off are driven over a raw socket; the test waits
 for the server's side through probes on the upload code (events, no sleeps).
 """
 
@@ -15,116 +15,11 @@ import os
 from urllib.parse import urlparse
 
 import pytest
-from service_app import served  # noqa: F401
+from files_world import Probe, files, served  # noqa: F401
 from tusclient import client as tusclient
 from tusclient.exceptions import TusCommunicationError
-from vfolder_world import Folders, add_extra_users
 
 from quota_service import vfiles
-
-SECRET = b"outside the folder"
-
-
-class Files:
-    """alice's folder ``data`` (shared ro/rw/wd with carl/dora/erin), its
-    directory, and helpers over the served API."""
-
-    def __init__(self, served, tmp_path):  # noqa: F811
-        self.served = served
-        add_extra_users(served.world)
-        self.driver = Folders(served.world, tmp_path / "unused")
-        self.driver.hosts = served.svc.vfolder_hosts_resolved
-        self.driver.set_policy("default")
-        self.id = self.driver.matrix_folders()["user"]
-        self.host = served.svc.vfolder_hosts_resolved["local"]
-        self.root = self.host.folder_dir(self.id)
-        self.staging = self.host.staging
-        self.secret = self.host.path / "secret"
-        self.secret.write_bytes(SECRET)
-        self.secret_mtime = self.secret.stat().st_mtime_ns
-        self.host_entries = {p.name for p in self.host.path.iterdir()}
-
-    def url(self, tail: str) -> str:
-        return f"vfolders/{self.id}/{tail}"
-
-    async def call(self, method, tail, user="alice", **kw):
-        return await self.served.call(method, self.url(tail), user, **kw)
-
-    async def upload(self, path: str, data: bytes, user="alice", overwrite=False):
-        q = f"upload?path={path}" + ("&overwrite=true" if overwrite else "")
-        return await self.call("PUT", q, user, body=data)
-
-    async def fetch(self, tail, user="alice", headers=None):
-        h = {"Authorization": self.served.auth(user), **(headers or {})}
-        return await self.served.client.fetch(self.served.api + self.url(tail), headers=h,
-                                              raise_error=False)
-
-    def used(self) -> int:
-        return self.served.svc.folder_access(self.served.world.principal("alice"),
-                                             self.id, "read").used
-
-    def in_flight(self) -> int:
-        uploads = getattr(self.served.svc, "file_uploads", None)
-        return uploads.book.in_flight("user:alice") if uploads else 0
-
-    def assert_secret_untouched(self):
-        assert self.secret.read_bytes() == SECRET
-        assert self.secret.stat().st_mtime_ns == self.secret_mtime
-        # nothing new next to the folders
-        assert {p.name for p in self.host.path.iterdir()} == self.host_entries
-
-    async def raw(self, method: str, tail: str, headers: dict, body: bytes, user="alice"):
-        """Send a request over a raw socket (its body may be cut short); the
-        writer closes the connection."""
-        port = urlparse(self.served.svc.service_url).port
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        lines = [f"{method} {self.served.svc.api_prefix}{self.url(tail)} HTTP/1.1",
-                 "Host: 127.0.0.1", f"Authorization: {self.served.auth(user)}",
-                 *(f"{k}: {v}" for k, v in headers.items())]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
-        await writer.drain()
-        return reader, writer
-
-
-@pytest.fixture
-def files(served, tmp_path):  # noqa: F811
-    return Files(served, tmp_path)
-
-
-class Probe:
-    """Events set by the upload code: bytes written, uploads aborted or paused."""
-
-    def __init__(self, monkeypatch):
-        self.written = 0
-        self.reached: dict[int, asyncio.Event] = {}
-        self.aborted = asyncio.Event()
-        self.paused = asyncio.Event()
-        write, abort, pause = vfiles.Upload.write, vfiles.Uploads.abort, vfiles.Uploads.tus_pause
-        probe = self
-
-        def on_write(upload, chunk):
-            write(upload, chunk)
-            probe.written += len(chunk)
-            for n, ev in probe.reached.items():
-                if upload.offset >= n:
-                    ev.set()
-
-        def on_abort(uploads, pending):
-            abort(uploads, pending)
-            if pending is not None:
-                probe.aborted.set()
-
-        def on_pause(uploads, upload):
-            pause(uploads, upload)
-            probe.paused.set()
-
-        monkeypatch.setattr(vfiles.Upload, "write", on_write)
-        monkeypatch.setattr(vfiles.Uploads, "abort", on_abort)
-        monkeypatch.setattr(vfiles.Uploads, "tus_pause", on_pause)
-
-    async def offset(self, n: int) -> None:
-        ev = self.reached.setdefault(n, asyncio.Event())
-        await asyncio.wait_for(ev.wait(), 30)
 
 
 # --- round trips -----------------------------------------------------------------
@@ -339,44 +234,6 @@ async def test_a_symlink_in_the_folder_is_listed_never_followed(files):
 
 
 # --- permissions ----------------------------------------------------------------
-
-async def test_a_ro_invitee_reads_but_cannot_write(files):
-    await files.upload("f.txt", b"data")
-    for method, tail, kw in [
-        ("PUT", "upload?path=new.txt", {"body": b"x"}),
-        ("POST", "mkdir", {"json_body": {"path": "d"}}),
-        ("POST", "move", {"json_body": {"src": "f.txt", "dst": "g.txt"}}),
-        ("DELETE", "files?path=f.txt", {}),
-    ]:
-        r, body = await files.call(method, tail, "carl", **kw)
-        assert r.code == 403, (method, tail, r.code, body)
-    r = await files.served.client.fetch(
-        files.served.api + files.url("tus"), method="POST", body=b"", raise_error=False,
-        headers={"Authorization": files.served.auth("carl"), "Tus-Resumable": "1.0.0",
-                 "Upload-Length": "1", "Upload-Metadata": vfiles.encode_metadata({"path": "t"})})
-    assert r.code == 403
-    r, listing = await files.call("GET", "files", "carl")
-    assert [e["name"] for e in listing["entries"]] == ["f.txt"]
-    r = await files.fetch("download?path=f.txt", "carl")
-    assert r.code == 200 and r.body == b"data"
-    assert os.listdir(files.root) == ["f.txt"] and os.listdir(files.staging) == []
-
-
-async def test_rw_writes_but_replacing_or_deleting_needs_wd(files):
-    r, _ = await files.upload("f.txt", b"v1", "dora")
-    assert r.code == 201
-    r, _ = await files.upload("f.txt", b"v2", "dora", overwrite=True)
-    assert r.code == 403
-    r, _ = await files.call("POST", "move", "dora",
-                            json_body={"src": "f.txt", "dst": "g.txt", "overwrite": True})
-    assert r.code == 403
-    r, _ = await files.call("DELETE", "files?path=f.txt", "dora")
-    assert r.code == 403
-    r, _ = await files.upload("f.txt", b"v3", "erin", overwrite=True)
-    assert r.code == 201 and (files.root / "f.txt").read_bytes() == b"v3"
-    r, _ = await files.call("DELETE", "files?path=f.txt", "erin")
-    assert r.code == 204
-
 
 async def test_another_domains_user_gets_404_for_everything(files):
     await files.upload("f.txt", b"data")

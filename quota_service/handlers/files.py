@@ -1,18 +1,22 @@
 """REST handlers for the files inside a virtual folder (issue #5, item 5).
 
-Every request resolves the caller's access to the folder through
-``service.folder_access(principal, folder_id, need)`` -- ``read`` to list,
-stat and download; ``write`` to upload, make directories and move;
-``delete`` to delete and to replace an existing file (``overwrite=true``,
-in uploads and moves). Paths come in the ``path`` query argument (or the
-JSON body), decoded once by tornado, and go through ``vfiles.parse_path``.
+Each handler declares the files operation of each verb (``operations``);
+every request resolves the caller's permission on the folder through
+``service.folder_access`` and asks ``vfiles.require`` whether it covers the
+operation: ro reads, rw makes new names (upload, mkdir, tus), and whatever
+takes an existing entry away from its path -- delete, move, rename, replace
+(``overwrite=true``) -- needs wd. Paths come in the ``path`` query argument
+(or the JSON body), decoded once by tornado, and go through
+``vfiles.parse_path``.
 
 Uploads: a plain ``PUT .../upload`` streams its body (declared with
 Content-Length) to a staging file after the permission and quota checks in
 ``prepare()``; a dropped connection removes the staging file and releases
 the bytes. Resumable uploads speak tus 1.0.0 (core, ``creation``,
 ``termination``) under ``.../tus``; their state lives in the staging
-directory, so they survive a restart of the service.
+directory, so they survive a restart of the service. A refusal answers
+after the body has been drained (``streamed.DrainingBody``), so it reaches
+clients behind a proxy too.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .. import vfiles
 from ..errors import ApiError, Conflict, NotFound
 from ..schemas import Body, parse
 from .base import APIHandler
+from .streamed import DrainingBody, declared_length
 
 TUS_VERSION = "1.0.0"
 TUS_EXTENSIONS = "creation,termination"
@@ -120,13 +125,24 @@ class FolderFilesHandler(APIHandler):
     resource = "vfolder-file"
     #: audit action per HTTP verb
     actions: dict[str, str] = {}
+    #: the files operation of each HTTP verb (``vfiles.OPERATIONS``)
+    operations: dict[str, str] = {}
 
     def audit_action(self, method: str) -> str:
         return f"{self.resource}.{self.actions.get(method, method.lower())}"
 
-    def folder(self, folder_id: str, need: str):
+    def folder(self, folder_id: str, overwrite: bool = False):
+        """The caller's access to the folder, if their permission covers
+        this verb's operation (with ``overwrite``: replacing an entry)."""
         self.audit_target = f"vfolder:{folder_id}"
-        return self.service.folder_access(self.principal, folder_id, need)
+        access = self.service.folder_access(self.principal, folder_id, "read")
+        self.permit(access, overwrite)
+        return access
+
+    def permit(self, access, overwrite: bool = False) -> None:
+        """Denied unless ``access`` covers this verb's operation."""
+        vfiles.require(access.perm, self.operations[self.request.method], overwrite,
+                       access.name)
 
     def raw_argument(self, name: str) -> str:
         """A query argument exactly as sent, percent-decoded once: tornado's
@@ -162,6 +178,7 @@ class FolderFilesHandler(APIHandler):
 
 class FilesHandler(FolderFilesHandler):
     actions = {"DELETE": "delete"}
+    operations = {"GET": "list", "DELETE": "delete"}
     queries = {
         "get": {"path": "a directory to list or a file to describe; empty: the folder's root"},
         "delete": {"path": "the file, symlink or directory to delete",
@@ -169,8 +186,8 @@ class FilesHandler(FolderFilesHandler):
     }
 
     def get(self, folder_id):
-        """List a directory (``entries``) or describe a file."""
-        access = self.folder(folder_id, "read")
+        """List a directory (``entries``) or describe a file (needs ro)."""
+        access = self.folder(folder_id)
         parts = self.path_arg(root_ok=True)
         fs = vfiles.FolderFS(access.root)
         with storage_errors("list"):
@@ -181,8 +198,8 @@ class FilesHandler(FolderFilesHandler):
         self.finish_json(entry)
 
     def delete(self, folder_id):
-        """Delete a file, a symlink (not its target) or a directory."""
-        access = self.folder(folder_id, "delete")
+        """Delete a file, a symlink (not its target) or a directory (needs wd)."""
+        access = self.folder(folder_id)
         parts = self.path_arg()
         recursive = self.flag("recursive")
         freed = 0
@@ -198,12 +215,13 @@ class FilesHandler(FolderFilesHandler):
 
 
 class DownloadHandler(FolderFilesHandler):
+    operations = {"GET": "download"}
     queries = {"get": {"path": "the file to download"}}
     produces = {"get": "application/octet-stream"}
 
     async def get(self, folder_id):
-        """Download a file (streamed; a single HTTP Range answers 206)."""
-        access = self.folder(folder_id, "read")
+        """Download a file (streamed; a single HTTP Range answers 206; needs ro)."""
+        access = self.folder(folder_id)
         parts = self.path_arg()
         with storage_errors("download"):
             fd, st = vfiles.FolderFS(access.root).open_read(parts)
@@ -244,29 +262,17 @@ class DownloadHandler(FolderFilesHandler):
         super().write_error(status_code, **kwargs)
 
 
-def _declared_length(handler: APIHandler) -> int:
-    """The request body's Content-Length: required (411), exact integer."""
-    if "Transfer-Encoding" in handler.request.headers:
-        raise ApiError("uploads must declare their size with Content-Length, not "
-                       "Transfer-Encoding", status=411)
-    value = handler.request.headers.get("Content-Length")
-    if value is None:
-        raise ApiError("uploads must declare their size with Content-Length", status=411)
-    if not re.fullmatch(r"[0-9]{1,19}", value):
-        raise ApiError(f"Content-Length: not a byte count: {value[:30]!r}")
-    return int(value)
-
-
-class StreamedBody:
-    """Mixin for handlers that take their body in ``data_received``: a write
-    failure is kept and answered after the body, not raised mid-stream."""
+class StreamedBody(DrainingBody):
+    """Mixin for handlers that take their body in ``data_received``: the
+    bytes go to ``self._sink``; a write failure is kept and answered after
+    the body, not raised mid-stream."""
 
     _sink: vfiles.Upload | None = None
     _failure: Exception | None = None
 
-    def data_received(self, chunk: bytes) -> None:
+    def body_received(self, chunk: bytes) -> None:
         if self._sink is None or self._failure is not None:
-            return  # refused in prepare(): the body is read and dropped
+            return  # failed: the rest of the body is read and dropped
         try:
             with storage_errors("upload"):
                 self._sink.write(chunk)
@@ -281,8 +287,9 @@ class StreamedBody:
 @web.stream_request_body
 class UploadHandler(StreamedBody, FolderFilesHandler):
     actions = {"PUT": "upload"}
+    operations = {"PUT": "upload"}
     queries = {"put": {"path": "where the file goes (its directory must exist)",
-                       "overwrite": "true: replace an existing file (needs delete permission)"}}
+                       "overwrite": "true: replace an existing file (needs wd)"}}
     success = {"put": "201"}
     SUPPORTED_METHODS = ("PUT",)
 
@@ -293,8 +300,8 @@ class UploadHandler(StreamedBody, FolderFilesHandler):
         folder_id = self.path_args[0]
         parts = self.path_arg()
         overwrite = self.flag("overwrite")
-        length = _declared_length(self)
-        access = self.folder(folder_id, "delete" if overwrite else "write")
+        length = declared_length(self)
+        access = self.folder(folder_id, overwrite)
         self.request.connection.set_max_body_size(length)
         with storage_errors("upload"):
             self._pending = await self.uploads.begin(access, parts, length, overwrite)
@@ -305,7 +312,8 @@ class UploadHandler(StreamedBody, FolderFilesHandler):
         self.uploads.abort(self._pending)
 
     async def put(self, folder_id):
-        """Upload a file (the body is its bytes; Content-Length required)."""
+        """Upload a new file (the body is its bytes; Content-Length required; needs rw,
+        wd to overwrite)."""
         try:
             if self._failure is not None:
                 raise self._failure
@@ -329,12 +337,13 @@ class UploadHandler(StreamedBody, FolderFilesHandler):
 
 class MkdirHandler(FolderFilesHandler):
     actions = {"POST": "mkdir"}
+    operations = {"POST": "mkdir"}
     bodies = {"post": MkdirBody}
 
     def post(self, folder_id):
-        """Make a directory (``parents``: and its missing parents)."""
+        """Make a directory (``parents``: and its missing parents; needs rw)."""
         body = parse(MkdirBody, self.json_body())
-        access = self.folder(folder_id, "write")
+        access = self.folder(folder_id)
         parts = vfiles.parse_path(body.path)
         self.audit_detail = f"path={vfiles.show(parts)}"
         with storage_errors("mkdir"):
@@ -346,13 +355,14 @@ class MkdirHandler(FolderFilesHandler):
 
 class MoveHandler(FolderFilesHandler):
     actions = {"POST": "move"}
+    operations = {"POST": "move"}
     bodies = {"post": MoveBody}
     success = {"post": "200"}
 
     def post(self, folder_id):
-        """Move or rename inside the folder (``overwrite`` replaces a file: needs delete)."""
+        """Move or rename inside the folder (``overwrite`` replaces a file; needs wd)."""
         body = parse(MoveBody, self.json_body())
-        access = self.folder(folder_id, "delete" if body.overwrite else "write")
+        access = self.folder(folder_id, body.overwrite)
         src, dst = vfiles.parse_path(body.src), vfiles.parse_path(body.dst)
         self.audit_detail = f"{vfiles.show(src)} -> {vfiles.show(dst)}"
         fs = vfiles.FolderFS(access.root)
@@ -393,6 +403,7 @@ def _header_int(handler, name: str) -> int | None:
 
 class TusCreateHandler(TusMixin, FolderFilesHandler):
     actions = {"POST": "tus-create"}
+    operations = {"POST": "tus-create"}
     success = {"post": "201", "options": "204"}
     SUPPORTED_METHODS = ("POST", "OPTIONS")
 
@@ -409,7 +420,8 @@ class TusCreateHandler(TusMixin, FolderFilesHandler):
         self.finish()
 
     async def post(self, folder_id):
-        """Create a tus upload (Upload-Length; Upload-Metadata ``path`` or ``filename``)."""
+        """Create a tus upload (Upload-Length; Upload-Metadata ``path`` or ``filename``,
+        ``overwrite``; needs rw, wd to overwrite)."""
         self.check_tus_version()
         if "Upload-Defer-Length" in self.request.headers:
             raise vfiles.BadUpload("Upload-Defer-Length is not supported: send Upload-Length")
@@ -427,7 +439,7 @@ class TusCreateHandler(TusMixin, FolderFilesHandler):
         if overwrite not in ("true", "false"):
             raise vfiles.BadUpload("Upload-Metadata: 'overwrite' is true or false")
         overwrite = overwrite == "true"
-        access = self.folder(folder_id, "delete" if overwrite else "write")
+        access = self.folder(folder_id, overwrite)
         parts = vfiles.parse_path(target)
         self.audit_detail = f"path={vfiles.show(parts)} length={length}"
         created = dt.datetime.now(dt.timezone.utc).isoformat()
@@ -445,6 +457,7 @@ class TusCreateHandler(TusMixin, FolderFilesHandler):
 @web.stream_request_body
 class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
     actions = {"PATCH": "upload", "DELETE": "tus-terminate"}
+    operations = {"HEAD": "tus-offset", "PATCH": "tus-append", "DELETE": "tus-terminate"}
     success = {"head": "200", "patch": "204", "delete": "204"}
     SUPPORTED_METHODS = ("HEAD", "PATCH", "DELETE")
 
@@ -454,10 +467,10 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
         await super().prepare()
         self.check_tus_version()
         folder_id, upload_id = self.path_args
-        self._access = self.folder(folder_id, "write")
+        self._access = self.folder(folder_id)
         self._state = self.uploads.tus_get(self._access, self.principal.name, upload_id)
-        if self._state.overwrite:
-            self._access = self.folder(folder_id, "delete")
+        if self.request.method == "PATCH":  # the last byte lands the file
+            self.permit(self._access, self._state.overwrite)
         self.audit_detail = f"path={self._state.path}"
         if self.request.method != "PATCH":
             return
@@ -467,7 +480,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
         offset = _header_int(self, "Upload-Offset")
         if offset is None:
             raise vfiles.BadUpload("Upload-Offset: required")
-        nbytes = _declared_length(self)
+        nbytes = declared_length(self)
         self.request.connection.set_max_body_size(nbytes)
         await self.uploads.tus_reserve(self._access, self._state)
         with storage_errors("upload"):
@@ -477,7 +490,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
         self.uploads.tus_pause(self._sink)
 
     def head(self, folder_id, upload_id):
-        """The upload's offset and length."""
+        """The upload's offset and length (needs rw)."""
         with storage_errors("upload"):
             offset = vfiles.tus_offset(self._access.staging, self._state)
         self.set_header("Upload-Offset", str(offset))
@@ -485,7 +498,8 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
         self.finish()
 
     async def patch(self, folder_id, upload_id):
-        """Append the body at Upload-Offset; the last byte moves the file into place."""
+        """Append the body at Upload-Offset; the last byte moves the file into place
+        (needs rw, wd for an upload that overwrites)."""
         upload = self._sink
         if self._failure is not None:
             raise self._failure
@@ -502,7 +516,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
         self.finish()
 
     def delete(self, folder_id, upload_id):
-        """Terminate the upload: its bytes and its quota reservation go."""
+        """Terminate the upload: its bytes and its quota reservation go (needs rw)."""
         if self._state.part_name in self.uploads.busy:
             raise Conflict("a request is writing this upload; terminate it after that ends")
         self.uploads.tus_end(self._access, self._state)
