@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import signal
+import time
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
@@ -28,7 +29,7 @@ from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicod
 from traitlets.config import Application
 
 from . import db, dockerscan, forwarded, ledger, lifecycle, registry, resources, sessionlogs
-from . import storage, vfolders
+from . import dockerevents, queueing, storage, vfolders, waiters
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -247,10 +248,43 @@ class HubgridService(Application):
     ).tag(config=True)
 
     reconcile_grace = Float(
-        60.0,
-        help="""Seconds a hub-held allocation may exist before the mirror checks
-        that a hub server holds it; older ones no server holds are released
-        (at start, and every ``hub_sync_interval``).""",
+        5.0,
+        help="""Seconds a hub-held allocation may exist before the service
+        checks that a hub server holds it (the spawner records it as soon as
+        the service answers; a server the hub lists as pending holds the
+        allocations of its name meanwhile). Older ones no server holds are
+        released: at start, as soon as the hub answers (the queues wait for
+        it), then whenever an allocation leaves its grace without a server
+        seen holding it, and with every mirror pass (``hub_sync_interval``).
+        After a crash of the hub (which restarts the service) capacity is held
+        by nothing for about this long at most.""",
+    ).tag(config=True)
+
+    pending_abandon_after = Float(
+        10.0,
+        help="""Seconds a pending hub request may go without anybody waiting
+        for it (the spawner's long-poll of ``GET internal/allocations/{id}?wait=N``,
+        or any GET of it) before the queue cancels it as abandoned instead of
+        admitting it: its spawner died with its hub. A new request, and every
+        request after the service (re)starts, gets this long to be waited for.
+        Must be longer than the spawners' pause between two long-polls, e.g.
+        ``c.HubgridService.pending_abandon_after = 30``.""",
+    ).tag(config=True)
+
+    follow_docker_events = Bool(
+        True,
+        help="""Follow the container ``die`` events of every Docker engine of a
+        node (and of ``docker_hosts``): when a session container exits behind
+        the hub's back, its allocation is released within seconds (reason "the
+        container exited (code N)") instead of at the hub's next poll.""",
+    ).tag(config=True)
+
+    container_exit_release_delay = Float(
+        2.0,
+        help="""Seconds between a session container's exit event and its release
+        by the service: a stop the hub made itself is released by its spawner
+        meanwhile, with the spawner's own reason (a second release changes
+        nothing).""",
     ).tag(config=True)
 
     schedule_interval = Float(
@@ -605,31 +639,35 @@ class HubgridService(Application):
         return WorkloadProfile.from_requests(requests, 0.95) if requests else None
 
     def schedule_soon(self, resource_group: str | None = None) -> None:
-        self._schedule_wake.set()
+        """Run a queue pass now (from any thread)."""
+        loop = getattr(self, "_loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._schedule_wake.set)
+        else:
+            self._schedule_wake.set()
 
-    def schedule_now(self) -> list[str]:
-        """One pass over every resource group's pending queue."""
-        admitted: list[str] = []
-        with db.transaction(self.session_factory) as s:
-            groups = list(s.scalars(select(ResourceGroup.name)))
-        for name in groups:
-            with db.ledger_transaction(self.session_factory) as s:
-                admitted += ledger.schedule(s, name, self.clock(), self.strategy)
-        return admitted
+    def schedule_now(self, presence: waiters.Presence | None = None) -> list[str]:
+        """One pass over every resource group's pending queue (blocking);
+        ``presence``: who waited for what, to cancel abandoned requests."""
+        results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
+                                        presence, self.pending_abandon_after, self.log)
+        return [i for r in results for i in r.admitted]
 
     async def _schedule_loop(self) -> None:
+        # after a (re)start, nothing is admitted from the queue before the
+        # ledger was reconciled with the hub's servers
+        await self.mirror.reconciled.wait()
         while True:
+            try:
+                presence = self.waiters.presence(self.pending_abandon_after)
+                await asyncio.to_thread(self.schedule_now, presence)
+            except Exception:
+                self.log.exception("scheduling pass failed; will retry")
             try:
                 await asyncio.wait_for(self._schedule_wake.wait(), timeout=self.schedule_interval)
             except asyncio.TimeoutError:
                 pass
             self._schedule_wake.clear()
-            try:
-                admitted = self.schedule_now()
-                if admitted:
-                    self.log.info("admitted from the queue: %s", ", ".join(admitted))
-            except Exception:
-                self.log.exception("scheduling pass failed; will retry")
 
     def init_hub(self) -> None:
         """Hub token authentication and the mirror, when run by a hub.
@@ -644,16 +682,18 @@ class HubgridService(Application):
         self.mirror = HubMirror(self.session_factory, hub, self.hub_sync_interval, self.log,
                                 reconcile=self.reconcile_hub)
 
-    def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime) -> list[str]:
-        """Release what the hub's servers no longer hold (at start and with
-        every mirror pass), then let the queues use it."""
+    def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,
+                      pending: frozenset[tuple[str, str]] = frozenset()) -> ledger.Reconciled:
+        """Release what the hub's servers no longer hold, then let the queues
+        use it (blocking; the mirror runs it in a worker thread)."""
         with db.ledger_transaction(self.session_factory) as s:
-            released = ledger.reconcile_hub(s, held, as_of, self.reconcile_grace, self.clock())
-        if released:
-            self.log.info("released %d allocation(s) no hub server holds (it holds %s): %s",
-                          len(released), sorted(held), ", ".join(released))
+            done = ledger.reconcile(s, held, as_of, self.reconcile_grace, self.clock(), pending)
+        if done.released:
+            self.log.info("reconciled with the hub (%d server(s) hold an allocation, %d "
+                          "pending): released %d no server holds: %s", len(held), len(pending),
+                          len(done.released), ", ".join(done.released))
             self.schedule_soon()
-        return released
+        return done
 
     def make_app(self) -> web.Application:
         api = self.api_prefix
@@ -707,6 +747,20 @@ class HubgridService(Application):
         except Exception:
             self.log.exception("image scan at start failed (scan again with POST images/scan)")
 
+    async def container_exited(self, ex: dockerevents.Exit) -> None:
+        """A session container exited: release its allocation (after
+        ``container_exit_release_delay``, unless its spawner did) and let
+        the queues use it."""
+        await asyncio.sleep(self.container_exit_release_delay)
+        model = await asyncio.to_thread(dockerevents.release_exited, self.session_factory, ex,
+                                        self.clock(), self.hub_base_url)
+        if model is not None:
+            self.log.info("container %s of allocation %s (%s/%s) on %s exited (code %s): "
+                          "released it %.1f s after the exit", ex.container[:12], ex.allocation,
+                          model["user"], model["server_name"], ex.engine, ex.exit_code,
+                          max(time.time() - ex.at, 0.0))
+            self.schedule_soon()
+
     # -- session logs ------------------------------------------------------
 
     log_store: sessionlogs.LogStore
@@ -747,6 +801,8 @@ class HubgridService(Application):
             self.load_config_file(self.config_file)
         self._schedule_wake = asyncio.Event()
         self.init_db()
+        self.waiters = waiters.Waiters()
+        self.waiters.watch(self.session_factory)
         self.init_logs()
         self.init_storage()
         self.init_hub()
@@ -760,6 +816,7 @@ class HubgridService(Application):
         server = HTTPServer(self.make_app())
         lifecycle.listen(server, url.port or 80, url.hostname or "127.0.0.1", self.log)
         self.log.info("hubgrid service at %s (API %s)", self.service_url, self.api_prefix)
+        self._loop = asyncio.get_running_loop()
         self.mirror.start()
         self.mirror.request_sync()
         scheduler = asyncio.ensure_future(self._schedule_loop())
@@ -771,6 +828,10 @@ class HubgridService(Application):
         ]
         if self.scan_images_at_start:
             housekeeping.append(asyncio.ensure_future(self._scan_at_start()))
+        if self.follow_docker_events:
+            housekeeping.append(asyncio.ensure_future(dockerevents.follow(
+                self.docker_host_urls, self.docker_client, self.container_exited, self.log,
+                timeout=self.docker_timeout)))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -18,6 +18,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -40,6 +41,9 @@ class HubState:
     inactive: frozenset[str] = frozenset()
     # allocation ids held by the hub's servers (from their spawner state)
     held: frozenset[str] = frozenset()
+    # (user, server name) of the servers the hub lists as pending (a spawn
+    # whose allocation its spawner may not have recorded yet)
+    pending: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,20 @@ def plan(desired: HubState, actual: HubState) -> list[Action]:
     return actions
 
 
+def holdings(models: list[dict]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """(allocation ids the servers hold, (user, server name) of the pending
+    servers) of the hub's user models (their ``servers`` with ``state``)."""
+    held, pending = set(), set()
+    for u in models:
+        for name, server in (u.get("servers") or {}).items():
+            alloc = (server.get("state") or {}).get("hubgrid_allocation")
+            if alloc:
+                held.add(alloc)
+            if server.get("pending"):
+                pending.add((u["name"], name))
+    return frozenset(held), frozenset(pending)
+
+
 class HubAPI:
     """The few hub REST calls the mirror needs (token of the hubgrid service)."""
 
@@ -114,11 +132,12 @@ class HubAPI:
         resp = await self.client.fetch(req)
         return json.loads(resp.body) if resp.body else None
 
-    async def _paged(self, path: str) -> list[dict]:
+    async def _paged(self, path: str, query: str = "") -> list[dict]:
         items: list[dict] = []
         offset = 0
         while True:
-            page = await self.call("GET", f"{path}?offset={offset}&limit=200")
+            page = await self.call("GET", f"{path}?{query}{'&' if query else ''}"
+                                          f"offset={offset}&limit=200")
             if isinstance(page, list):  # hub without pagination support
                 return page
             items.extend(page["items"])
@@ -130,17 +149,17 @@ class HubAPI:
     async def state(self) -> HubState:
         models = await self._paged("users")
         users = frozenset(u["name"] for u in models)
-        held = frozenset(
-            server["state"]["hubgrid_allocation"]
-            for u in models
-            for server in (u.get("servers") or {}).values()
-            if (server.get("state") or {}).get("hubgrid_allocation")
-        )
+        held, pending = holdings(models)
         groups = {
             g["name"]: ((g.get("properties") or {}).get(MARK), frozenset(g.get("users", [])))
             for g in await self._paged("groups")
         }
-        return HubState(users=users, groups=groups, held=held)
+        return HubState(users=users, groups=groups, held=held, pending=pending)
+
+    async def servers(self) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+        """``holdings`` of the users with an active (pending or running) server
+        only: what the reconciler needs, cheaper than ``state``."""
+        return holdings(await self._paged("users", "state=active"))
 
     async def revoke(self, user: str) -> None:
         """End an inactive user's hub access: their tokens and servers."""
@@ -182,18 +201,32 @@ class HubAPI:
 
 
 class HubMirror:
-    """Runs ``plan`` against the live hub when asked and every ``interval`` s."""
+    """Runs ``plan`` against the live hub when asked and every ``interval`` s,
+    and reconciles the ledger with the hub's servers: with every mirror
+    pass, and on its own (reading only the active users) when allocations
+    the hub was not seen holding leave their grace (``check_at``)."""
 
     def __init__(self, session_factory, hub: HubAPI | None, interval: float, log=None,
-                 reconcile=None):
+                 reconcile=None, retry: float = 1.0):
         self.session_factory = session_factory
-        #: called with the allocation ids the hub's servers hold, and when
-        #: the hub was read
+        #: called (in a worker thread) with the allocation ids the hub's
+        #: servers hold, when the hub was read and its pending servers;
+        #: returns a ``ledger.Reconciled``
         self.reconcile = reconcile
         self.hub = hub
         self.interval = interval
+        #: seconds between attempts while the hub does not answer
+        self.retry = retry
         self.log = log or logging.getLogger(__name__)
+        #: set once the ledger was reconciled with the hub after the start
+        #: (at once without a hub): the queues wait for it
+        self.reconciled = asyncio.Event()
+        if hub is None or reconcile is None:
+            self.reconciled.set()
         self._wake = asyncio.Event()
+        self._full = False
+        self._next_full = 0.0
+        self._recheck: float | None = None
         self._lock = asyncio.Lock()
         self._task: asyncio.Task | None = None
 
@@ -211,7 +244,19 @@ class HubMirror:
             self._task = None
 
     def request_sync(self) -> None:
+        self._full = True
         self._wake.set()
+
+    def check_at(self, when: float) -> None:
+        """Reconcile again at loop time ``when`` (or earlier, if one is due sooner)."""
+        if self.hub is None:
+            return
+        if self._recheck is None or when < self._recheck:
+            self._recheck = when
+            self._wake.set()
+
+    def check_after(self, seconds: float) -> None:
+        self.check_at(asyncio.get_running_loop().time() + seconds)
 
     async def sync_now(self) -> dict:
         if self.hub is None:
@@ -221,6 +266,8 @@ class HubMirror:
             # absent from both, never taken for a stranger and revoked
             read_at = dt.datetime.now(dt.timezone.utc)
             actual = await self.hub.state()
+            # first: a failing mirror action must not keep the ledger waiting
+            released = await self._reconcile(actual.held, read_at, actual.pending)
             with self.session_factory() as s:
                 desired = desired_state(s)
             actions = plan(desired, actual)
@@ -228,22 +275,52 @@ class HubMirror:
                 self.log.info("hub mirror: %s %s %s", action.verb, action.target,
                               ",".join(action.users))
                 await self.hub.apply(action)
-            # judged as of when the hub was read: what started after that
-            # is not in ``held`` yet and must not be taken for an orphan
-            released = self.reconcile(actual.held, read_at) if self.reconcile else []
+            self._next_full = asyncio.get_running_loop().time() + self.interval
             return {"actions": [a.__dict__ | {"users": list(a.users)} for a in actions],
                     "released": released}
 
+    async def reconcile_now(self) -> list[str]:
+        """Reconcile with the hub's active servers only; the released ids."""
+        if self.hub is None:
+            return []
+        async with self._lock:
+            read_at = dt.datetime.now(dt.timezone.utc)
+            held, pending = await self.hub.servers()
+            return await self._reconcile(held, read_at, pending)
+
+    async def _reconcile(self, held, read_at: dt.datetime, pending) -> list[str]:
+        # judged as of when the hub was read: what started after that is
+        # not in ``held`` yet and must not be taken for an orphan
+        if self.reconcile is None:
+            return []
+        done = await asyncio.to_thread(self.reconcile, held, read_at, pending)
+        self._recheck = None
+        if done.recheck_at is not None:
+            delay = (done.recheck_at - dt.datetime.now(dt.timezone.utc)).total_seconds()
+            self.check_after(max(delay, 0.0) + 0.2)
+        self.reconciled.set()
+        return done.released
+
     async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
+            due = min(self._next_full, self._recheck if self._recheck is not None else math.inf)
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.interval)
+                await asyncio.wait_for(self._wake.wait(), timeout=max(due - loop.time(), 0.0))
             except asyncio.TimeoutError:
                 pass
             self._wake.clear()
+            full = self._full or loop.time() >= self._next_full
+            if not full and (self._recheck is None or loop.time() < self._recheck):
+                continue  # only the deadline moved
+            self._full = False
             try:
-                await self.sync_now()
-            except Exception as e:  # the hub may be restarting: try again later
-                self.log.warning("hub mirror failed, will retry: %s", e)
-                await asyncio.sleep(2)
-                self._wake.set()
+                await (self.sync_now() if full else self.reconcile_now())
+            except Exception as e:  # the hub may be (re)starting: try again soon
+                self.log.warning("hub %s failed, will retry in %g s: %s",
+                                 "mirror" if full else "reconciliation", self.retry, e)
+                await asyncio.sleep(self.retry)
+                if full:
+                    self.request_sync()
+                else:
+                    self.check_at(loop.time())

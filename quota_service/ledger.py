@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import dataclass
 from decimal import Decimal
 
 from sqlalchemy import select
@@ -22,7 +23,6 @@ from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound
 from .models import (
     Allocation,
-    Keypair,
     Node,
     Project,
     ResourceGroup,
@@ -191,11 +191,22 @@ def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
     )
 
 
+def domain_active(s: Session, domain_id: int) -> list[Allocation]:
+    """The domain's pending and allocated allocations."""
+    return list(s.scalars(select(Allocation).where(Allocation.domain_id == domain_id,
+                                                   Allocation.state.in_(ACTIVE))))
+
+
 class Context:
     """The rows one request is judged against, read in its transaction."""
 
     def __init__(self, s: Session, user: User, project: Project, rg: ResourceGroup,
-                 policy_name: str, credential: str, image: str | None = None):
+                 policy_name: str, credential: str, image: str | None = None,
+                 active: list[Allocation] | None = None,
+                 rg_running: list[Allocation] | None = None):
+        """``active`` (the domain's pending and allocated allocations) and
+        ``rg_running`` (the group's allocated ones) may be given when the
+        caller has read them in this transaction already (the queue pass)."""
         self.user, self.project, self.rg = user, project, rg
         self.domain = user.domain
         self.image_name = image
@@ -203,12 +214,8 @@ class Context:
         self.policy = policy_of(s, policy_name)
         self.policy_name = policy_name
         self.credential = credential
-        active = list(s.scalars(
-            select(Allocation).where(Allocation.domain_id == self.domain.id,
-                                     Allocation.state.in_(ACTIVE))
-        ))
-        self.active = active
-        self.rg_running = list(s.scalars(
+        self.active = active if active is not None else domain_active(s, self.domain.id)
+        self.rg_running = rg_running if rg_running is not None else list(s.scalars(
             select(Allocation).where(Allocation.resource_group_id == rg.id,
                                      Allocation.state == "allocated")
         ))
@@ -494,114 +501,54 @@ def list_allocations(s: Session, p: Principal, state: str | None, user: str | No
     return out
 
 
-# --- the queue ---------------------------------------------------------------
+# --- the hub -----------------------------------------------------------------
 
-def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allocation]):
-    if rg.queue_order == "priority":
-        return sorted(pending, key=lambda a: (-a.priority, _aware(a.created_at), a.id))
-    if rg.queue_order == "drf":
-        return drf_order(rg, pending, running)
-    return sorted(pending, key=lambda a: (_aware(a.created_at), a.id))
+@dataclass(frozen=True)
+class Reconciled:
+    """What one reconciliation with the hub did."""
 
-
-def drf_order(rg, pending, running):
-    """Dominant resource fairness: the user holding the smallest dominant
-    share of the group's capacity goes first."""
-    capacity = group_view(rg, True, []).capacity
-    held: dict[int, dict[str, Decimal]] = {}
-    for a in running:
-        held[a.user_id] = slotlib.add(held.get(a.user_id, {}), slotlib.from_text(a.slots))
-
-    def dominant(a):
-        mine = held.get(a.user_id, {})
-        shares = [v / capacity[k] for k, v in mine.items() if capacity.get(k)]
-        return (max(shares, default=ZERO), _aware(a.created_at), a.id)
-
-    return sorted(pending, key=dominant)
+    released: list[str]
+    #: when an allocation spared for being too young leaves its grace:
+    #: reconcile again then (None: nothing is waiting to be confirmed)
+    recheck_at: dt.datetime | None = None
 
 
-def schedule(s: Session, rg_name: str, now: dt.datetime, strategy) -> list[str]:
-    """One pass over a group's pending queue; returns the admitted ids.
+def reconcile(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
+              now: dt.datetime, pending_servers: frozenset[tuple[str, str]] = frozenset(),
+              ) -> Reconciled:
+    """Release hub-held allocations that no hub server holds any more (the
+    server died or was removed while the hub or the service was down).
 
-    Head-of-line: a request that waits for capacity blocks the ones behind it
-    (so a large request is not starved by a stream of small ones) for at most
-    ``hol_passes`` passes; after that it is skipped and smaller requests may
-    go first. Waiting on one's own limits never blocks anybody else.
-    Requests pending longer than the group's ``pending_timeout`` are cancelled.
-    """
-    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == rg_name))
-    if rg is None:
-        return []
-    pending = list(s.scalars(select(Allocation).where(
-        Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
-    running = list(s.scalars(select(Allocation).where(
-        Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
-    admitted = []
-    for a in queue_order(rg, pending, running):
-        if rg.pending_timeout is not None and (
-            now - _aware(a.created_at)
-        ).total_seconds() > rg.pending_timeout:
-            a.state, a.released_at = "cancelled", now
-            a.release_reason = f"pending longer than {rg.pending_timeout} s"
+    ``held`` is what the hub's servers reported at ``as_of``;
+    ``pending_servers`` the (user, server name) of servers the hub lists as
+    pending, which hold the allocations of that name too (a spawn whose
+    allocation the spawner has not recorded yet). Allocations made less than
+    ``grace`` seconds before ``as_of`` are left alone, their spawner may not
+    have recorded them yet: ``recheck_at`` says when to look again."""
+    cutoff = as_of - dt.timedelta(seconds=grace)
+    released: list[str] = []
+    recheck: dt.datetime | None = None
+    rows = s.execute(select(Allocation, User.name).join(User, User.id == Allocation.user_id)
+                     .where(Allocation.origin == "hub", Allocation.state.in_(ACTIVE)))
+    for a, user in rows:
+        if a.id in held:
             continue
-        user = s.get(User, a.user_id)
-        project = s.get(Project, a.project_id)
-        decision, placement = inactive(user, project), None
-        if decision is None:
-            policy = a.keypair and _keypair_policy(s, a.keypair)
-            ctx = Context(s, user, project, rg, policy or user.resource_policy, "queued",
-                          a.image)
-            amounts = slotlib.from_text(a.slots)
-            decision, placement = evaluate(ctx, amounts, a.gpu_models, a.session_type, now,
-                                           strategy, queued=True, exclude=a.id)
-        if placement is not None:
-            a.state, a.admitted_at, a.reasons = "allocated", now, []
-            a.node_id = _node_id(rg, placement.node)
-            a.gpus = placement_gpus(rg, placement)
-            s.flush()
-            admitted.append(a.id)
+        created = _aware(a.created_at)
+        if (user, a.server_name) in pending_servers:
+            due = max(created, as_of) + dt.timedelta(seconds=grace)
+        elif created < cutoff:
+            age = (as_of - created).total_seconds()
+            release_allocation(s, a, now, f"no hub server holds it (reconciled {age:.0f} s "
+                               "after it was made)")
+            released.append(a.id)
             continue
-        a.reasons = [r.as_dict() for r in decision.reasons]
-        if decision.verdict == "refuse":  # e.g. its project was deactivated
-            a.state, a.released_at = "cancelled", now
-            a.release_reason = decision.text[:255]
-            continue
-        a.passes += 1
-        waits_for_capacity = all(r.level == "resource-group" for r in decision.reasons)
-        if waits_for_capacity and a.passes <= rg.hol_passes:
-            break  # head of line: hold the others back for now
-    s.flush()
-    return admitted
-
-
-def inactive(user: User, project: Project) -> admission.Decision | None:
-    """A refusal when the user, their domain or the project was deactivated."""
-    for level, thing in (("domain", user.domain), ("project", project), ("user", user)):
-        if not thing.active:
-            return admission.Decision("refuse", (admission.Reason(
-                "inactive", admission.REFUSE, level, thing.name,
-                message=f"{level} {thing.name} is not active"),))
-    return None
-
-
-def _keypair_policy(s: Session, access_key: str) -> str | None:
-    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
-    return k.resource_policy if k is not None else None
-
+        else:
+            due = created + dt.timedelta(seconds=grace)
+        recheck = due if recheck is None else min(recheck, due)
+    return Reconciled(released, recheck)
 
 
 def reconcile_hub(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
                   now: dt.datetime) -> list[str]:
-    """Release hub-held allocations that no hub server holds any more (the
-    server died or was removed while the hub or the service was down).
-    ``held`` is what the hub reported at ``as_of``; allocations made less than
-    ``grace`` seconds before that are left alone: their spawner may not have
-    recorded them yet."""
-    cutoff = as_of - dt.timedelta(seconds=grace)
-    released = []
-    for a in s.scalars(select(Allocation).where(Allocation.origin == "hub",
-                                                Allocation.state.in_(ACTIVE))):
-        if a.id not in held and _aware(a.created_at) < cutoff:
-            release_allocation(s, a, now, "no hub server holds it (reconciled)")
-            released.append(a.id)
-    return released
+    """``reconcile``'s released ids."""
+    return reconcile(s, held, as_of, grace, now).released

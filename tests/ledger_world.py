@@ -16,7 +16,7 @@ from decimal import Decimal
 
 import sqlalchemy as sa
 
-from quota_service import db, ledger
+from quota_service import db, ledger, queueing
 from quota_service import slots as slotlib
 from quota_service import tenancy as manager
 from quota_service.models import (
@@ -163,9 +163,10 @@ class Cluster:
         with db.ledger_transaction(self.world.session_factory) as s:
             return ledger.release(s, p, alloc_id, self.now, reason)
 
-    def schedule(self, group: str) -> list[str]:
+    def schedule(self, group: str, abandoned: dict[str, str] | None = None) -> list[str]:
+        """One queue pass; the ids it admitted."""
         with db.ledger_transaction(self.world.session_factory) as s:
-            return ledger.schedule(s, group, self.now, self.strategy)
+            return queueing.schedule(s, group, self.now, self.strategy, abandoned).admitted
 
     # --- reading -----------------------------------------------------------
 

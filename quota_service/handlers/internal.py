@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 from .. import audit, db, ledger, sessionlogs, tenancy
 from ..errors import ApiError
 from ..schemas import InternalAllocationCreate, LoginEvent, parse
@@ -81,21 +84,90 @@ class InternalAllocationsHandler(APIHandler):
             model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub",
                                   base_url=self.service.hub_base_url,
                                   hosts=self.service.vfolder_hosts_resolved, mount_paths=True)
+        # once past its grace, the hub must be seen holding it: else released
+        self.service.mirror.check_after(self.service.reconcile_grace + 0.5)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
+
+
+#: the longest a long-poll may be held, in seconds
+MAX_WAIT = 60
+WAIT_TEXT = ("long-poll: while the allocation is pending, answer only once its state or "
+             "its pending reasons change, or after this many seconds (a number, "
+             f"0 < wait <= {MAX_WAIT}); otherwise answer at once")
 
 
 class InternalAllocationHandler(APIHandler):
     """Read or release an allocation (the spawner, on stop or when it died)."""
 
     caller_kind = "internal"
-    queries = {"delete": {"reason": "why it is released",
+    queries = {"get": {"wait": WAIT_TEXT},
+               "delete": {"reason": "why it is released",
                           "exit_code": "how the session's main process ended (-255 to 255)"}}
+    query_schemas = {"get": {"wait": {"type": "number", "exclusiveMinimum": 0,
+                                      "maximum": MAX_WAIT}}}
     success = {"delete": "200"}
 
-    def get(self, alloc_id):
-        with db.transaction(self.service.session_factory) as s:
-            self.finish_json(ledger.allocation_model(s, ledger.get_allocation(s, alloc_id),
-                                                     self.service.hub_base_url, mount_paths=True))
+    _waiting: tuple[str, asyncio.Future] | None = None
+
+    async def get(self, alloc_id):
+        """The allocation; with ``wait``, a long-poll while it is pending."""
+        wait = self.wait_argument()
+        waiters = self.service.waiters
+        waiters.seen(alloc_id)
+        if wait is None:
+            self.finish_json(await self._read(alloc_id))
+            return
+        # registered before the read: a change in between still wakes it
+        fut = waiters.wait(alloc_id)
+        self._waiting = (alloc_id, fut)
+        try:
+            model = waiters.cached(alloc_id) or await self._read(alloc_id)
+            if model["state"] == "pending" and not fut.done():
+                try:
+                    await asyncio.wait_for(fut, wait)
+                except asyncio.TimeoutError:
+                    pass
+                if self.request.connection.stream.closed():
+                    return  # the waiter left (on_connection_close dropped it)
+                model = waiters.cached(alloc_id) or await self._read(alloc_id)
+        finally:
+            self._waiting = None
+            waiters.leave(alloc_id, fut)
+        self.finish_json(model)
+
+    def on_connection_close(self):
+        if self._waiting is not None:
+            alloc_id, fut = self._waiting
+            self._waiting = None
+            self.service.waiters.leave(alloc_id, fut)
+            if not fut.done():
+                fut.set_result(False)
+
+    def wait_argument(self) -> float | None:
+        value = self.get_query_argument("wait", None)
+        if value is None:
+            return None
+        if re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", value, re.ASCII):
+            wait = float(value)
+            if 0 < wait <= MAX_WAIT:
+                return wait
+        raise ApiError(f"wait: must be a number of seconds, more than 0 and at most "
+                       f"{MAX_WAIT}, not {value[:40]!r}")
+
+    async def _read(self, alloc_id: str) -> dict:
+        """The hub's model of the allocation, read in a worker thread; a
+        pending one is cached for the waiters until it changes."""
+        waiters = self.service.waiters
+        version = waiters.version(alloc_id)
+
+        def read():
+            with db.transaction(self.service.session_factory) as s:
+                return ledger.allocation_model(s, ledger.get_allocation(s, alloc_id),
+                                               self.service.hub_base_url, mount_paths=True)
+
+        model = await asyncio.to_thread(read)
+        waiters.remember(alloc_id, version, model)
+        return model
 
     def delete(self, alloc_id):
         """Release it exactly once; a second release changes nothing (exit code included)."""
