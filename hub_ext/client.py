@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from urllib.parse import quote
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+
+#: refusals of a lookup by id (400/422: a query the service does not take)
+LOOKUP_REFUSALS = (400, 403, 404, 409, 410, 422)
+#: concurrent long-polls of one hub: one per pending spawn (tornado's shared
+#: client runs 10 requests at once and queues the rest, logins included)
+MAX_WAITING = 10_000
+_waiting: list = [None, None]  # [event loop, its client of long-polls]
+
+
+def _waiting_client() -> AsyncHTTPClient:
+    """The HTTP client of long-polls, one for the running event loop."""
+    loop = asyncio.get_running_loop()
+    if _waiting[0] is not loop:
+        _waiting[:] = [loop, AsyncHTTPClient(force_instance=True, max_clients=MAX_WAITING)]
+    return _waiting[1]
 
 
 class ServiceUnavailable(Exception):
@@ -28,7 +45,8 @@ class HubgridClient:
         self.timeout = timeout
 
     async def _call(self, method: str, path: str, body=None, refusals=(403, 404, 409, 410, 422),
-                    raw: bytes | None = None):
+                    raw: bytes | None = None, timeout: float | None = None,
+                    http: AsyncHTTPClient | None = None):
         req = HTTPRequest(
             self.api_url + path,
             method=method,
@@ -38,11 +56,11 @@ class HubgridClient:
                 else "application/json",
             },
             body=raw if raw is not None else None if body is None else json.dumps(body),
-            request_timeout=self.timeout,
+            request_timeout=self.timeout if timeout is None else timeout,
             allow_nonstandard_methods=True,
         )
         try:
-            resp = await AsyncHTTPClient().fetch(req)
+            resp = await (http or AsyncHTTPClient()).fetch(req)
         except HTTPClientError as e:
             # 401 means our own token is wrong: a fault of the set-up, not
             # a verdict on the user (it must not log everybody out)
@@ -80,8 +98,19 @@ class HubgridClient:
         """Ask for resources for ``body["user"]``: allocated, pending, or Refused."""
         return await self._call("POST", "internal/allocations", body)
 
-    async def allocation(self, alloc_id: str) -> dict:
-        return await self._call("GET", "internal/allocations/" + quote(alloc_id, safe=""))
+    async def allocation(self, alloc_id: str, wait: float | None = None) -> dict:
+        """The allocation's model. ``wait`` (seconds, 0 < wait <= 60): a
+        long-poll; the service answers a pending allocation when its state or
+        its pending reasons change, or after ``wait`` seconds. A service
+        without long-polls answers at once, or refuses the query (400/422:
+        Refused, like an unknown allocation)."""
+        path = "internal/allocations/" + quote(alloc_id, safe="")
+        if not wait:
+            return await self._call("GET", path, refusals=LOOKUP_REFUSALS)
+        # the answer may take ``wait`` seconds, then the usual time; long-polls
+        # have their own connections (they must not queue the hub's other calls)
+        return await self._call("GET", f"{path}?wait={wait:g}", refusals=LOOKUP_REFUSALS,
+                                timeout=wait + self.timeout, http=_waiting_client())
 
     async def release(self, alloc_id: str, reason: str, exit_code: int | None = None) -> dict:
         """Release an allocation (exactly once: a second call changes nothing).

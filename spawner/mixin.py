@@ -3,8 +3,15 @@
 Before the wrapped spawner starts anything, the hubgrid service admits and
 places the session (``POST internal/allocations``). While the request is
 pending, progress events show why; a refusal is a SpawnException with the
-service's reason. The allocation id lives in the spawner state; it is
-released exactly once when the server stops or is found dead.
+service's reason (spawner/admission.py: how a pending spawn waits, rides
+through a restart of the service, and the reasons a start fails with). The
+allocation id lives in the spawner state; it is released exactly once when
+the server stops or is found dead.
+
+Time in the queue does not count against ``start_timeout``: the hub is given
+``start_timeout + max_queue_wait`` (and a margin for the service's calls), and
+the mixin applies the configured ``start_timeout`` itself to the backend's
+start after admission.
 
     class MySpawner(HubgridSpawnerMixin, SomeSpawner): ...
 """
@@ -12,14 +19,17 @@ released exactly once when the server stops or is found dead.
 from __future__ import annotations
 
 import asyncio
+import math
 from decimal import Decimal
 
-from jupyterhub.spawner import SpawnException
-from traitlets import Dict, Enum, Float, Integer, Unicode, default
+from traitlets import (Dict, Enum, Float, Instance, Integer, TraitError, Unicode, default,
+                       validate)
 from traitlets.config import Configurable
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
 
+from . import admission
+from .admission import fail, unavailable, user_refused
 from .builders import GPU, MODES, gpu_environment
 from .options import TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
 
@@ -39,6 +49,8 @@ class HubgridSpawnerMixin(Configurable):
     session_env = Dict()
     #: how the session's main process ended (batch sessions), once known
     exit_code = Integer(None, allow_none=True)
+    #: why the start waits, for the progress page
+    pending_progress = Instance(admission.Progress, args=())
 
     gpu_sharing_mode = Enum(
         list(MODES),
@@ -51,8 +63,56 @@ class HubgridSpawnerMixin(Configurable):
     ).tag(config=True)
 
     pending_poll_interval = Float(
-        1.0, help="Seconds between checks of a pending allocation."
+        1.0,
+        help="""The shortest time, in seconds, between two checks of a pending
+        allocation. With long-polls (``pending_wait``) a check normally lasts
+        until something changes; this bounds how often a service that answers
+        at once is asked. Example: ``c.Spawner.pending_poll_interval = 2``.""",
     ).tag(config=True)
+
+    pending_wait = Float(
+        30.0,
+        help="""Seconds one long-poll of a pending allocation may last: the
+        service answers when the request's state or pending reasons change, or
+        after this long (at most 60; 0 turns long-polls off and
+        polls every ``pending_poll_interval``). A pending spawn keeps one
+        long-poll open, one connection per pending spawn; the service may
+        cancel a pending request nobody waits for any more.""",
+    ).tag(config=True)
+
+    service_outage_limit = Float(
+        300.0,
+        help="""Seconds a pending spawn waits for an unreachable hubgrid service
+        (a restart) before it fails with "hubgrid service unavailable" (503).
+        Meanwhile it retries every few seconds and its progress says so. A
+        start that finds the service unreachable before its request reached
+        the queue fails at once (nothing waits in the queue yet).
+        Example: ``c.Spawner.service_outage_limit = 600``.""",
+    ).tag(config=True)
+
+    max_queue_wait = Float(
+        24 * 3600.0,
+        help="""The longest a request may wait in hubgrid's queue, in seconds
+        (the outer limit; the resource group's ``pending_timeout``, set in the
+        service, usually ends a wait first). Queueing does not count against
+        ``start_timeout``: the hub is given ``start_timeout + max_queue_wait``
+        plus a margin for the service's calls, and ``start_timeout`` (the value
+        configured) applies to the backend's start after admission. A request
+        that waits longer is cancelled (SpawnException, reason
+        ``queue-timeout``). Example: ``c.Spawner.max_queue_wait = 4 * 3600``.""",
+    ).tag(config=True)
+
+    @validate("pending_wait")
+    def _check_pending_wait(self, proposal):
+        if not 0 <= proposal.value <= 60:
+            raise TraitError(f"pending_wait must be within 0 and 60 seconds, not {proposal.value}")
+        return proposal.value
+
+    @validate("max_queue_wait", "service_outage_limit")
+    def _check_positive(self, proposal):
+        if not proposal.value > 0:
+            raise TraitError(f"{proposal.trait.name} must be positive, not {proposal.value}")
+        return proposal.value
 
     # -- the service ----------------------------------------------------------
 
@@ -60,9 +120,8 @@ class HubgridSpawnerMixin(Configurable):
     def hubgrid(self) -> HubgridClient:
         auth = self.authenticator
         if not hasattr(auth, "service_api_url"):
-            raise SpawnException(
-                "hubgrid spawners need the hubgrid authenticator "
-                "(c.JupyterHub.authenticator_class = 'hubgrid')", reason="config")
+            raise fail("hubgrid spawners need the hubgrid authenticator "
+                       "(c.JupyterHub.authenticator_class = 'hubgrid')", "config", 500)
         return HubgridClient(auth.service_api_url, auth.internal_token, auth.service_timeout)
 
     # -- options --------------------------------------------------------------
@@ -98,18 +157,22 @@ class HubgridSpawnerMixin(Configurable):
         try:
             opts, slots = parse_options(self.user_options)
         except OptionsError as e:
-            raise SpawnException(f"invalid options: {e}", reason="invalid", status_code=400) from None
+            raise fail(f"invalid options: {e}", "invalid", 400) from None
         if opts.vfolders and not self.mounts_vfolders:
-            raise SpawnException("invalid options: vfolders: this backend does not mount "
-                                 "vfolders (Docker sessions do)", reason="invalid",
-                                 status_code=400)
+            raise fail("invalid options: vfolders: this backend does not mount vfolders "
+                       "(Docker sessions do)", "invalid", 400)
         project = opts.project
         client = self.hubgrid
         if project is None:
-            identity = await client.identity(self.user.name)
+            try:
+                identity = await client.identity(self.user.name)
+            except Refused as e:
+                raise user_refused(e) from None
+            except ServiceUnavailable as e:
+                raise unavailable(e) from None
             if not identity["projects"]:
-                raise SpawnException("you are not in any project; ask an admin of your domain",
-                                     reason="no-project", status_code=403)
+                raise fail("you are not in any project; ask an admin of your domain",
+                           "no-project", 403)
             project = identity["projects"][0]
         body = {
             "user": self.user.name, "project": project, "resource_group": opts.resource_group,
@@ -124,19 +187,23 @@ class HubgridSpawnerMixin(Configurable):
         if opts.session_type == "batch":
             body["command"] = opts.command
         try:
+            # not retried: a request that did not reach the queue has nothing to wait for
             allocation = await client.allocate(body)
         except Refused as e:
-            raise SpawnException(e.message, reason="refused", status_code=403) from None
+            raise fail(e.message, "refused", 403) from None
+        except ServiceUnavailable as e:
+            raise unavailable(e) from None
         self.allocation_id = allocation["id"]
-        while allocation["state"] == "pending":
-            self._pending = "; ".join(r["text"] for r in allocation["reasons"])
-            await asyncio.sleep(self.pending_poll_interval)
-            allocation = await client.allocation(self.allocation_id)
+        waiting = admission.Waiting(wait=self.pending_wait, interval=self.pending_poll_interval,
+                                    outage_limit=self.service_outage_limit)
+        try:
+            allocation = await admission.follow(client, allocation, waiting, self._set_pending)
+        finally:
+            self._set_pending("")
         if allocation["state"] != "allocated":
             reason = allocation.get("release_reason") or allocation["state"]
             self.allocation_id = None
-            raise SpawnException(f"not started: {reason}", reason="cancelled", status_code=409)
-        self._pending = ""
+            raise fail(f"not started: {reason}", "cancelled", 409)
         self.log_offset, self.exit_code = 0, None
         self._apply_allocation(allocation, opts)
         return allocation
@@ -230,14 +297,49 @@ class HubgridSpawnerMixin(Configurable):
             except Exception as e:
                 self.log.warning("could not read the exit code of %s: %s", self._log_name, e)
 
+    # -- the start budget -----------------------------------------------------
+
+    #: the configured start_timeout (the backend's budget) and what the hub got
+    _start_budget: int | None = None
+    _hub_start_timeout: int | None = None
+
+    def run_pre_spawn_hook(self):
+        # the hub reads start_timeout right after this, for the whole of
+        # start(): give it the queue's time too (start() applies the budget)
+        if self._start_budget is None or self.start_timeout != self._hub_start_timeout:
+            self._start_budget = self.start_timeout  # configured (or changed since)
+        margin = 3 * getattr(self.authenticator, "service_timeout", 20)
+        self._hub_start_timeout = math.ceil(self._start_budget + self.max_queue_wait + margin)
+        self.start_timeout = self._hub_start_timeout
+        return super().run_pre_spawn_hook()
+
     async def start(self):
+        budget = self.start_timeout if self._start_budget is None else self._start_budget
         try:
-            await self._admit()
+            return await self._start(budget)
+        finally:
+            # the backend, later starts and the hub's messages see the budget
+            self.start_timeout = budget
+
+    async def _start(self, budget: int):
+        if self.allocation_id:  # left by a start whose release failed
+            await self._release("a new start replaces it")
+        try:
+            try:
+                async with asyncio.timeout(self.max_queue_wait) as queue:
+                    await self._admit()
+            except TimeoutError:
+                if not queue.expired():
+                    raise
+                raise fail(f"not started: waited longer than {self.max_queue_wait:g} s in the "
+                           "queue (max_queue_wait)", "queue-timeout", 409) from None
         except BaseException:  # refused, timed out, or cancelled while pending
             await self._release("cancelled before it started")
             raise
+        self.start_timeout = budget
         try:
-            return await super().start()
+            # the hub's timer covers the queue too: the budget applies from here
+            return await asyncio.wait_for(super().start(), budget)
         except BaseException:
             await self.session_ended()
             await self._release("the server failed to start")
@@ -273,12 +375,18 @@ class HubgridSpawnerMixin(Configurable):
                 self.log.warning("could not release allocation %s: %s", alloc, e)
                 self.allocation_id = alloc  # try again at the next stop/poll
 
+    # -- progress -------------------------------------------------------------
+
+    def _set_pending(self, message: str) -> None:
+        """Show ``message`` (why the start waits) on the progress page."""
+        was = self.pending_progress.message
+        if self.pending_progress.show(message) and message.startswith(admission.UNAVAILABLE) \
+                and not was.startswith(admission.UNAVAILABLE):
+            self.log.warning("%s: %s", self._log_name, message)
+
     async def progress(self):
-        while True:
-            pending = getattr(self, "_pending", "")
-            if pending:
-                yield {"message": f"pending: {pending}"}
-            await asyncio.sleep(self.pending_poll_interval)
+        async for message in self.pending_progress.messages():
+            yield {"message": message}
 
     # -- state ----------------------------------------------------------------
 
