@@ -29,7 +29,7 @@ from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicod
 from traitlets.config import Application
 
 from . import db, dockerscan, forwarded, ledger, lifecycle, registry, resources, sessionlogs
-from . import dockerevents, queueing, storage, vfolders, waiters
+from . import dockerevents, queueing, storage, superadmins, vfolders, waiters
 from . import slots as slotlib
 from .discovery import local_gpus
 from .handlers import browser, openapi
@@ -37,14 +37,11 @@ from .handlers.base import JSONNotFoundHandler
 from .hubsync import HubAPI, HubMirror
 from .models import (
     Domain,
-    Membership,
     Node,
     Project,
     ResourceGroup,
     ResourceGroupGrant,
     ResourcePolicy,
-    Role,
-    User,
 )
 from .scheduler import BestFit, FirstFit, Hubgrid, WorkloadProfile
 
@@ -138,8 +135,13 @@ class HubgridService(Application):
 
     bootstrap_superadmin = Unicode(
         "",
-        help="""User made superadmin of the default domain at start if no
-        superadmin exists yet (e.g. ``"admin"``). Also $HUBGRID_BOOTSTRAP_SUPERADMIN.""",
+        help="""User made superadmin at start when no superadmin can act
+        (none exists yet, or none is active in an active domain), e.g.
+        ``"admin"``: created in the default domain if new, re-activated (and
+        moved to the default domain if theirs is inactive) if not. The API
+        refuses any change that would leave no active superadmin; this
+        repairs a database where it happened anyway. Also
+        $HUBGRID_BOOTSTRAP_SUPERADMIN.""",
     ).tag(config=True)
 
     @default("bootstrap_superadmin")
@@ -574,20 +576,11 @@ class HubgridService(Application):
             for spec in self.nodes:
                 if s.scalar(select(Node).where(Node.name == spec["name"])) is None:
                     self._add_node(s, spec)
-            name = self.bootstrap_superadmin
-            has_superadmin = s.scalar(select(User).where(User.role == Role.superadmin))
-            if name and domain is not None and has_superadmin is None:
-                user = s.scalar(select(User).where(User.name == name))
-                if user is None:
-                    user = User(name=name, domain=domain, role=Role.superadmin)
-                    s.add(user)
-                    project = s.scalar(select(Project).where(
-                        Project.domain_id == domain.id, Project.name == self.default_project))
-                    if project is not None:
-                        s.add(Membership(user=user, project=project))
-                else:
-                    user.role = Role.superadmin
-                self.log.info("made %s the first superadmin", name)
+            if domain is not None:
+                done = superadmins.restore(s, self.bootstrap_superadmin, domain,
+                                           self.default_project)
+                if done:
+                    self.log.info("bootstrap_superadmin: %s", done)
 
     @staticmethod
     def local_node_spec() -> dict:

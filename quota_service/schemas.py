@@ -62,6 +62,35 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def clear_list(*fields: str):
+    """The ``clear`` field of an update body: limits to set back to unlimited.
+
+    In a PATCH, ``null`` means "unchanged"; ``"clear": ["max_vfolder_count"]``
+    removes the limit. A field may not be both given and cleared.
+    """
+    return Annotated[list[Literal[fields]], Field(
+        max_length=len(fields),
+        description="limits to set back to unlimited (a null field is left unchanged)",
+        json_schema_extra={"uniqueItems": True}), AfterValidator(_no_duplicates)]
+
+
+def _no_duplicates(value: list[str]) -> list[str]:
+    if len(set(value)) != len(value):
+        raise ValueError("names a field twice")
+    return value
+
+
+class Update(Body):
+    """An update body: fields not given or null stay as they are."""
+
+    @model_validator(mode="after")
+    def _not_given_and_cleared(self):
+        both = sorted(f for f in getattr(self, "clear", ()) if getattr(self, f) is not None)
+        if both:
+            raise ValueError(f"{', '.join(both)}: both given and cleared; send one or the other")
+        return self
+
+
 class DomainCreate(Body):
     name: EntityName
     description: Description = ""
@@ -92,7 +121,7 @@ class ProjectCreate(Body):
     allowed_vfolder_hosts: NameList = []
 
 
-class ProjectUpdate(Body):
+class ProjectUpdate(Update):
     description: Description | None = None
     active: StrictBool | None = None
     total_resource_slots: Slots | None = None
@@ -100,6 +129,7 @@ class ProjectUpdate(Body):
     max_vfolder_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
     allowed_vfolder_hosts: NameList | None = None
+    clear: clear_list("max_concurrent_sessions", "max_vfolder_count", "max_vfolder_size") = []
 
 
 class UserCreate(Body):
@@ -155,8 +185,11 @@ def parse(model: type[Body], data: Any) -> Body:
 
 
 def changes(body: Body) -> dict[str, Any]:
-    """The fields an update body actually sets (null means 'not given')."""
-    return {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
+    """The fields an update body actually sets (null means 'not given'), and
+    None for each field it clears (``clear``: back to unlimited)."""
+    given = body.model_dump(exclude_unset=True)
+    cleared = given.pop("clear", None) or []
+    return {k: v for k, v in given.items() if v is not None} | dict.fromkeys(cleared)
 
 
 # --- scheduling (issue #3) ---------------------------------------------------
@@ -191,7 +224,7 @@ class ResourcePolicyCreate(Body):
     allowed_vfolder_hosts: NameList = []
 
 
-class ResourcePolicyUpdate(Body):
+class ResourcePolicyUpdate(Update):
     total_resource_slots: LimitSlots | None = None
     unspecified_limited: StrictBool | None = None
     max_concurrent_sessions: Count | None = None
@@ -204,6 +237,9 @@ class ResourcePolicyUpdate(Body):
     max_vfolder_count: Count | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
     allowed_vfolder_hosts: NameList | None = None
+    clear: clear_list("max_concurrent_sessions", "max_session_lifetime", "idle_timeout",
+                      "max_pending_sessions", "max_gpus_per_session", "max_vfolder_count",
+                      "max_vfolder_size") = []
 
 
 class ResourceGroupCreate(Body):
@@ -216,13 +252,14 @@ class ResourceGroupCreate(Body):
     pending_timeout: Seconds | None = None
 
 
-class ResourceGroupUpdate(Body):
+class ResourceGroupUpdate(Update):
     description: Description | None = None
     active: StrictBool | None = None
     session_types: list[SessionType] | None = None
     queue_order: Literal["fifo", "priority", "drf"] | None = None
     hol_passes: Annotated[int, Field(ge=0, le=1000)] | None = None
     pending_timeout: Seconds | None = None
+    clear: clear_list("pending_timeout") = []
 
 
 class Grant(Body):

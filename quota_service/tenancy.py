@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from . import authz, keys
+from . import authz, keys, superadmins
 from . import slots as slotlib
 from .names import format_amount
 from .authz import Principal
@@ -69,6 +69,7 @@ def project_model(p: Project) -> dict:
         "active": p.active,
         "total_resource_slots": p.total_resource_slots,
         "hub_group": hub_group_name(p.domain.name, p.name),
+        "max_concurrent_sessions": p.max_concurrent_sessions,
         "max_vfolder_count": p.max_vfolder_count,
         "max_vfolder_size": p.max_vfolder_size,
         "allowed_vfolder_hosts": p.allowed_vfolder_hosts,
@@ -264,6 +265,8 @@ def update_domain(s: Session, p: Principal, name: str, body: DomainUpdate) -> di
     for key, value in change.items():
         setattr(d, key, value)
     s.flush()
+    if change.get("active") is False:
+        superadmins.require_one_left(s, f"deactivating domain {name!r}")
     return domain_model(d)
 
 
@@ -399,6 +402,7 @@ def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
     u = visible_user(s, p, name)
     change = changes(body)
     authz.require_change_user(p, u.domain.name, u.role, change)
+    was_superadmin = u.role is Role.superadmin
     if "domain" in change and change["domain"] != u.domain.name:
         d = visible_domain(s, p, change["domain"])
         # memberships never cross domains: moving a user ends them
@@ -415,6 +419,8 @@ def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
         check_policy_within_domain(s, p, u.domain, change["resource_policy"])
         u.resource_policy = change["resource_policy"]
     s.flush()
+    if was_superadmin:
+        superadmins.require_one_left(s, superadmins.describe(name, change))
     s.refresh(u)
     return user_model(u)
 
@@ -426,8 +432,11 @@ def delete_user(s: Session, p: Principal, name: str) -> str:
     authz.require_delete_user(p, domain, u.role)
     if u.name == p.name:
         raise Denied("you may not delete yourself")
+    was_superadmin = u.role is Role.superadmin
     s.delete(u)
     _flush(s, f"user {name!r} has sessions in the ledger's history: deactivate them instead")
+    if was_superadmin:
+        superadmins.require_one_left(s, f"deleting superadmin {name!r}")
     return domain
 
 

@@ -305,3 +305,37 @@ def test_bad_log_queries_are_refused(world, query):  # noqa: F811
         assert r.json()["message"]
     finally:
         hub.call("DELETE", f"allocations/{a['id']}", "alice")
+
+
+def test_a_login_under_a_spoofing_name_is_refused_naming_the_character(world):  # noqa: F811
+    """The hub hands the name over; hubgrid refuses it at login, with the
+    reason on the page, and the access log shows the control, not its effect."""
+    hub = world.hub
+    name = "\u202enimda"
+    r = hub.login(name)
+    assert r.status_code == 403
+    assert "U+202E" in r.text and "RIGHT-TO-LEFT OVERRIDE" in r.text
+    entries = hub.call("GET", "audit?action=login&outcome=denied&limit=20", "admin").json()
+    assert "\\u202enimda" in {e["actor"] for e in entries["entries"]}
+    assert not any("\u202e" in (e["actor"] or "") for e in entries["entries"])
+
+
+@pytest.mark.parametrize("name", ["\u202egnp.txt", "back\\slash", "a\u2066b", "x\uff0fy"],
+                         ids=repr)
+def test_folder_names_that_spoof_are_refused_naming_the_problem(world, name):  # noqa: F811
+    r = world.hub.call("POST", "vfolders", "alice", json={"name": name})
+    assert r.status_code == 422, r.text
+    message = r.json()["message"]
+    assert "U+" in message or "must not contain '/' or" in message
+    names = {f["name"] for f in world.hub.call("GET", "vfolders", "alice").json()}
+    assert name not in names
+
+
+def test_trace_and_other_missing_verbs_answer_405_with_allow(world):  # noqa: F811
+    hub = world.hub
+    for method, path, allow in (("TRACE", "domains", "GET, POST"),
+                                ("PUT", "audit", "GET"),
+                                ("TRACE", "users/alice", "GET, PATCH, DELETE")):
+        r = hub.call(method, path, "admin")
+        assert r.status_code == 405, (method, path, r.text[:200])
+        assert r.headers["Allow"] == allow and r.json()["status"] == 405

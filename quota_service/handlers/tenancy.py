@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import tenancy
+from ..db import ledger_transaction
 from ..schemas import (
     DomainCreate,
     DomainUpdate,
@@ -57,7 +58,8 @@ class DomainHandler(APIHandler):
     def patch(self, name):
         self.prepare_target(name)
         body = parse(DomainUpdate, self.json_body())
-        with self.transaction() as s:
+        # the ledger lock: deactivating a domain may take away the last superadmin
+        with ledger_transaction(self.service.session_factory) as s:
             model = tenancy.update_domain(s, self.principal, name, body)
         self.finish_json(model)
 
@@ -185,7 +187,8 @@ class UserHandler(APIHandler):
     def patch(self, name):
         self.audit_target = name
         body = parse(UserUpdate, self.json_body())
-        with self.transaction() as s:
+        # the ledger lock: two last superadmins demoting each other are decided in turn
+        with ledger_transaction(self.service.session_factory) as s:
             model = tenancy.update_user(s, self.principal, name, body)
         self.audit_domain = model["domain"]
         self.service.mirror.request_sync()
@@ -193,7 +196,7 @@ class UserHandler(APIHandler):
 
     def delete(self, name):
         self.audit_target = name
-        with self.transaction() as s:
+        with ledger_transaction(self.service.session_factory) as s:
             self.audit_domain = tenancy.delete_user(s, self.principal, name)
         self.service.mirror.request_sync()
         self.no_content()
