@@ -76,8 +76,9 @@ class HubgridSpawnerMixin(Configurable):
         service answers when the request's state or pending reasons change, or
         after this long (at most 60; 0 turns long-polls off and
         polls every ``pending_poll_interval``). A pending spawn keeps one
-        long-poll open, one connection per pending spawn; the service may
-        cancel a pending request nobody waits for any more.""",
+        long-poll open (one connection each); the service cancels a pending
+        request nobody has waited for in ``HubgridService.pending_abandon_after``
+        seconds (its spawner died with its hub).""",
     ).tag(config=True)
 
     service_outage_limit = Float(

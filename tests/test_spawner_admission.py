@@ -344,6 +344,7 @@ async def test_a_service_down_at_the_start_fails_at_once_with_503():
 
 
 async def test_progress_reports_each_change_once_and_sleeps_in_between():
+    # one event per change: the page's reader sleeps in between (no polling loop)
     p = probe()
     events = p.progress()
     p._set_pending("pending: queue full")

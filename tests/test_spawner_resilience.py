@@ -8,6 +8,7 @@ an allocation made through the API (``hold``) uses it.
 
 from __future__ import annotations
 
+import shutil
 import signal
 import time
 import uuid
@@ -25,8 +26,6 @@ QUEUED = {"project": "ml", "resource_group": "tiny", "cpu": "1", "mem": "256M"}
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    import shutil
-
     require("configurable-http-proxy", shutil.which("configurable-http-proxy") is not None,
             "run `make test` (it installs it from npm)")
     config = (f"c.Spawner.start_timeout = {START_TIMEOUT}\n"
