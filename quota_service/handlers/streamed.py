@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tornado.concurrent import Future, chain_future
+from tornado.concurrent import Future, future_set_result_unless_cancelled
 from tornado.ioloop import IOLoop
 
 from ..errors import ApiError
@@ -66,15 +66,11 @@ class DrainingBody:
 
     _held: _Held | None = None
     _released = False
-    _drained = 0
 
     def data_received(self, chunk: bytes) -> None:
         if self._held is None:
             self.body_received(chunk)
-            return
-        self._drained += len(chunk)
-        if self._drained > self.drain_max_bytes:  # a body longer than it declared
-            self._release(cut=True)
+        # else: draining (tornado reads no more than the declared length)
 
     def body_received(self, chunk: bytes) -> None:
         raise NotImplementedError
@@ -120,4 +116,10 @@ class DrainingBody:
         IOLoop.current().remove_timeout(held.timer)
         if cut:
             self.set_header("Connection", "close")
-        chain_future(super().finish(held.chunk), held.done)
+        sent = super().finish(held.chunk)
+
+        def settle(f):
+            f.exception()  # the client left: nobody to tell
+            future_set_result_unless_cancelled(held.done, None)
+
+        sent.add_done_callback(settle)
