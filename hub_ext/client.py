@@ -7,12 +7,13 @@ import json
 from urllib.parse import quote
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-
+from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
 #: refusals of a lookup by id (400/422: a query the service does not take)
 LOOKUP_REFUSALS = (400, 403, 404, 409, 410, 422)
 #: concurrent long-polls of one hub: one per pending spawn (tornado's shared
-#: client runs 10 requests at once and queues the rest, logins included)
+#: client runs 10 requests at once and queues the rest, logins included;
+#: the simple client opens connections as needed, curl's would make them all)
 MAX_WAITING = 10_000
 _waiting: list = [None, None]  # [event loop, its client of long-polls]
 
@@ -21,7 +22,8 @@ def _waiting_client() -> AsyncHTTPClient:
     """The HTTP client of long-polls, one for the running event loop."""
     loop = asyncio.get_running_loop()
     if _waiting[0] is not loop:
-        _waiting[:] = [loop, AsyncHTTPClient(force_instance=True, max_clients=MAX_WAITING)]
+        client = SimpleAsyncHTTPClient(force_instance=True, max_clients=MAX_WAITING)
+        _waiting[:] = [loop, client]
     return _waiting[1]
 
 
