@@ -360,3 +360,12 @@ async def test_progress_reports_each_change_once_and_sleeps_in_between():
 
 def test_every_reason_is_a_short_metric_label():
     assert all(r.isascii() and r.islower() and " " not in r for r in REASONS)
+
+
+async def test_an_allocation_a_failed_release_left_behind_is_released_by_the_next_start():
+    service = FakeService(ALLOCATED, ALLOCATED)
+    p = probe(service)
+    p.allocation_id = "left-over"  # its release failed while the service was down
+    await p.start()
+    assert service.released == [("left-over", "a new start replaces it")]
+    assert p.allocation_id == "a-1"
