@@ -8,6 +8,8 @@ In ``jupyterhub_config.py``::
 It registers the hubgrid service (started and stopped by the hub), gives it
 the hub role it needs to mirror users and groups, installs the
 HubgridAuthenticator, and shares a generated internal secret between the two.
+Unless set before, it lifts ``c.JupyterHub.concurrent_spawn_limit`` (0: no
+limit), since sessions waiting in hubgrid's queue are pending spawns.
 """
 
 from __future__ import annotations
@@ -101,6 +103,12 @@ def configure(
             "services": [SERVICE_NAME],
         }
     )
+    # hubgrid queues sessions: a pending spawn costs one long-poll, and the
+    # queue's own limits (pending limits of the resource policies) bound it;
+    # JupyterHub's default of 100 concurrent spawns would refuse the 101st
+    # waiting user with 429. A value the config set before stays.
+    if "concurrent_spawn_limit" not in c.JupyterHub:
+        c.JupyterHub.concurrent_spawn_limit = 0
     c.JupyterHub.authenticator_class = "hubgrid"
     c.HubgridAuthenticator.service_api_url = f"{service_url}/services/{SERVICE_NAME}/api/v1/"
     c.HubgridAuthenticator.internal_token = token
