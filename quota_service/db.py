@@ -34,9 +34,13 @@ def make_engine(url: str, **kwargs) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
-            # ledger transactions take the write lock up front
-            immediate = conn.get_execution_options().get(LOCK_OPTION)
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            # Every transaction takes the write lock up front. A deferred one
+            # that reads and then writes cannot upgrade once another
+            # connection (the queue and reconcile passes run in worker
+            # threads) has committed since its read: SQLite answers "database
+            # is locked" at once, whatever the busy timeout. Waiting for the
+            # lock at BEGIN is what the busy timeout covers.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 
