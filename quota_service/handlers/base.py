@@ -168,6 +168,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     def _handle_request_exception(self, e):
         if isinstance(e, ApiError):
             self._api_error = e
+            self.log_refusal(e)
             self.send_error(e.status, exc_info=(type(e), e, e.__traceback__))
             return
         super()._handle_request_exception(e)
@@ -176,6 +177,14 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         if isinstance(value, ApiError):
             return
         super().log_exception(typ, value, tb)
+
+    def log_refusal(self, e: ApiError) -> None:
+        """A refusal is an answer, not a fault: one INFO line an operator can
+        follow in the hub's output."""
+        p = self.principal
+        who = p.name if p else ("the hub" if self.caller_kind == "internal" else "anonymous")
+        self.log.info("refused %s %s for %s: %d %s", self.request.method, self.request.path,
+                      who, e.status, e.message)
 
     def write_error(self, status_code, **kwargs):
         exc = kwargs.get("exc_info", (None, None, None))[1]
