@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import signal
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote, urlparse
@@ -611,15 +612,27 @@ class HubgridService(Application):
     @property
     def strategy(self):
         """The placement strategy; ``hubgrid``'s workload profile is rebuilt
-        from the ledger every ``profile_refresh`` seconds."""
-        import time
-
+        from the ledger every ``profile_refresh`` seconds, in a thread of its
+        own: callers hold the ledger lock, and on SQLite a second transaction
+        of the same thread would wait for it forever."""
         if self.placement_strategy != "hubgrid":
             return {"best-fit": BestFit, "first-fit": FirstFit}[self.placement_strategy]()
-        if self._strategy is None or time.monotonic() - self._strategy_built > self.profile_refresh:
-            self._strategy = Hubgrid(self.workload_profile())
-            self._strategy_built = time.monotonic()
+        if self._strategy is None:  # at start (initialize), before any transaction
+            self.rebuild_strategy()
+        elif time.monotonic() - self._strategy_built > self.profile_refresh:
+            self._strategy_built = time.monotonic()  # one rebuild at a time
+            threading.Thread(target=self.rebuild_strategy, name="workload profile",
+                             daemon=True).start()
         return self._strategy
+
+    def rebuild_strategy(self) -> None:
+        try:
+            self._strategy = Hubgrid(self.workload_profile())
+        except Exception:
+            self.log.exception("could not rebuild the workload profile; keeping the old one")
+            if self._strategy is None:
+                self._strategy = Hubgrid(None)
+        self._strategy_built = time.monotonic()
 
     def workload_profile(self) -> WorkloadProfile | None:
         from .models import Allocation
@@ -643,7 +656,8 @@ class HubgridService(Application):
         """One pass over every resource group's pending queue (blocking);
         ``presence``: who waited for what, to cancel abandoned requests."""
         results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
-                                        presence, self.pending_abandon_after, self.log)
+                                        presence, self.pending_abandon_after, self.log,
+                                        self.queue_memos, lambda: self.waiters.generation)
         return [i for r in results for i in r.admitted]
 
     async def _schedule_loop(self) -> None:
@@ -796,6 +810,8 @@ class HubgridService(Application):
         self.init_db()
         self.waiters = waiters.Waiters()
         self.waiters.watch(self.session_factory)
+        self.queue_memos: dict[str, queueing.Memo] = {}
+        self.strategy  # noqa: B018 - built now, outside any transaction
         self.init_logs()
         self.init_storage()
         self.init_hub()

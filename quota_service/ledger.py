@@ -4,7 +4,7 @@ Every decision reads one snapshot and writes its result in ONE transaction
 that holds the ledger lock (``db.ledger_transaction``), so two racing
 requests can never both take the last GPU or pass a limit. The decisions
 themselves are pure: ``admission.decide`` and the placement strategies of
-``quota_service.scheduler``.
+``quota_service.scheduler``. The pending queue's pass is ``queueing``.
 """
 
 from __future__ import annotations
@@ -201,12 +201,7 @@ class Context:
     """The rows one request is judged against, read in its transaction."""
 
     def __init__(self, s: Session, user: User, project: Project, rg: ResourceGroup,
-                 policy_name: str, credential: str, image: str | None = None,
-                 active: list[Allocation] | None = None,
-                 rg_running: list[Allocation] | None = None):
-        """``active`` (the domain's pending and allocated allocations) and
-        ``rg_running`` (the group's allocated ones) may be given when the
-        caller has read them in this transaction already (the queue pass)."""
+                 policy_name: str, credential: str, image: str | None = None):
         self.user, self.project, self.rg = user, project, rg
         self.domain = user.domain
         self.image_name = image
@@ -214,8 +209,8 @@ class Context:
         self.policy = policy_of(s, policy_name)
         self.policy_name = policy_name
         self.credential = credential
-        self.active = active if active is not None else domain_active(s, self.domain.id)
-        self.rg_running = rg_running if rg_running is not None else list(s.scalars(
+        self.active = domain_active(s, self.domain.id)
+        self.rg_running = list(s.scalars(
             select(Allocation).where(Allocation.resource_group_id == rg.id,
                                      Allocation.state == "allocated")
         ))
@@ -299,12 +294,17 @@ def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
              queued: bool = False, exclude: str | None = None):
     """(decision, placement or None) for one request, with no writes."""
     req = admission_request(ctx, amounts, session_type, queued, models)
-    snap = ctx.snapshot(now, exclude)
+    return judge(req, ctx.snapshot(now, exclude),
+                 lambda: cluster_state(ctx.rg, ctx.rg_running), strategy)
+
+
+def judge(req: admission.Request, snap: admission.Snapshot, state, strategy):
+    """(decision, placement or None): admission, then placement on the
+    cluster ``state()`` returns (asked only for an admitted request)."""
     decision = admission.decide(req, snap)
     if decision.verdict != "admit":
         return decision, None
-    state = cluster_state(ctx.rg, ctx.rg_running)
-    placement = strategy.choose(state, placement_request(amounts, models))
+    placement = strategy.choose(state(), placement_request(req.slots, req.gpu_models))
     if placement is None:
         return admission.waiting_for_capacity(req, snap), None
     return decision, placement

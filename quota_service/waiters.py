@@ -23,16 +23,32 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from sqlalchemy import event, inspect
 
-from .models import Allocation
+from .models import (
+    Allocation,
+    Device,
+    Domain,
+    Image,
+    Keypair,
+    Membership,
+    Node,
+    Project,
+    ResourceGroup,
+    ResourceGroupGrant,
+    ResourcePolicy,
+    User,
+)
 
-#: the Session.info key of the allocation ids a transaction changed
+#: Session.info keys (per registry): the allocation ids a transaction
+#: changed, and whether it changed what queue decisions read
 CHANGED = "hubgrid_changed_allocations"
+DECIDING = "hubgrid_changed_decisions"
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,12 @@ class Waiters:
         #: change must not be cached)
         self._version: dict[str, int] = {}
         self._cache: dict[str, tuple[int, dict]] = {}
+        #: moves with every write that may change a queue decision (an
+        #: allocation starting or ending, any limit, grant, node, image or
+        #: membership): once when flushed and again once committed, so a pass
+        #: that read it before the commit cannot take the old world for current
+        self.generation = 0
+        self._generation_lock = threading.Lock()
 
     # -- waiting ---------------------------------------------------------------
 
@@ -153,13 +175,36 @@ class Waiters:
 
     def watch(self, factory) -> None:
         """Announce, after each commit of ``factory``'s sessions, the
-        allocations whose state or reasons it changed."""
-        event.listen(factory, "after_flush", _collect)
+        allocations whose state or reasons it changed, and count the
+        ``generation`` of what queue decisions read."""
+        event.listen(factory, "after_flush", self._after_flush)
         event.listen(factory, "after_commit", self._after_commit)
-        event.listen(factory, "after_rollback", _forget)
+        event.listen(factory, "after_rollback", self._after_rollback)
+
+    def _keys(self) -> tuple[str, str]:
+        return f"{CHANGED}:{id(self)}", f"{DECIDING}:{id(self)}"
+
+    def _after_flush(self, session, _flush_context) -> None:
+        changed_key, deciding_key = self._keys()
+        changed, deciding = _collect(session)
+        session.info.setdefault(changed_key, set()).update(changed)
+        if deciding:
+            session.info[deciding_key] = True
+            self._next_generation()  # before the commit too: see ``generation``
 
     def _after_commit(self, session) -> None:
-        self.changed_threadsafe(session.info.pop(CHANGED, ()))
+        changed_key, deciding_key = self._keys()
+        if session.info.pop(deciding_key, False):
+            self._next_generation()
+        self.changed_threadsafe(session.info.pop(changed_key, ()))
+
+    def _after_rollback(self, session) -> None:
+        for key in self._keys():
+            session.info.pop(key, None)
+
+    def _next_generation(self) -> None:
+        with self._generation_lock:
+            self.generation += 1
 
     # -- the cache of what waiters read ----------------------------------------
 
@@ -180,17 +225,36 @@ class Waiters:
             self._cache.pop(alloc_id, None)
 
 
-def _collect(session, _flush_context) -> None:
-    changed = session.info.setdefault(CHANGED, set())
+#: what queue decisions read besides allocations
+DECISIVE = (Domain, Project, User, Membership, Keypair, ResourcePolicy, ResourceGroup,
+            ResourceGroupGrant, Node, Device, Image)
+#: columns whose change decides nothing (bookkeeping)
+UNDECISIVE = {"last_used_at", "passes", "reasons", "log_purged_at"}
+
+
+def _changed_keys(obj) -> set[str]:
+    return {attr.key for attr in inspect(obj).attrs if attr.history.has_changes()}
+
+
+def _collect(session) -> tuple[set[str], bool]:
+    """(ids of the allocations whose state or reasons a flush changes,
+    whether it changes what queue decisions read)."""
+    changed: set[str] = set()
+    decisive = False
     for obj in session.new:
         if isinstance(obj, Allocation):
             changed.add(obj.id)
+            decisive |= obj.state == "allocated"
+        elif isinstance(obj, DECISIVE):
+            decisive = True
     for obj in session.dirty:
         if isinstance(obj, Allocation):
-            attrs = inspect(obj).attrs
-            if attrs.state.history.has_changes() or attrs.reasons.history.has_changes():
+            state = inspect(obj).attrs.state.history
+            if state.has_changes() or inspect(obj).attrs.reasons.history.has_changes():
                 changed.add(obj.id)
-
-
-def _forget(session) -> None:
-    session.info.pop(CHANGED, None)
+            # capacity and usage change only when an allocation starts or ends
+            decisive |= "allocated" in (*state.added, *state.deleted)
+        elif isinstance(obj, DECISIVE) and _changed_keys(obj) - UNDECISIVE:
+            decisive = True
+    decisive |= any(isinstance(obj, (Allocation, *DECISIVE)) for obj in session.deleted)
+    return changed, decisive

@@ -123,3 +123,57 @@ def test_allocations_of_api_clients_are_never_reconciled(solo):
     api = ask(solo)
     assert reconcile(solo, as_of=solo.now + dt.timedelta(hours=1)).released == []
     assert solo.get(api["id"])["state"] == "allocated"
+
+
+# ---------------------------------------------------------------- passes that change nothing
+
+def run(cluster, memo, generation):
+    with db.ledger_transaction(cluster.world.session_factory) as s:
+        return queueing.schedule(s, "solo", cluster.now, cluster.strategy, memo=memo,
+                                 generation=generation)
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """The ids the passes judged, in order."""
+    seen = []
+    real = queueing.judge
+
+    def spy(s, view, rg, a, now, strategy):
+        seen.append(a.id)
+        return real(s, view, rg, a, now, strategy)
+
+    monkeypatch.setattr(queueing, "judge", spy)
+    return seen
+
+
+def test_an_unchanged_world_is_not_judged_again_but_its_passes_still_count(cluster, judged):
+    cluster.add_group("solo", {"solo-1": ()}, cpu="4", hol_passes=2)
+    cluster.submit("alice", "ml", "solo", slots={"cpu": "3"})
+    big = cluster.submit("alice", "ml", "solo", slots={"cpu": "4"})  # waits for capacity
+    small = cluster.submit("alice", "ml", "solo", slots={"cpu": "1"})  # fits, but behind it
+    memo = queueing.Memo()
+    outcomes = [run(cluster, memo, generation=7).admitted for _ in range(3)]
+    # big held the head for hol_passes passes, judged once; then small went ahead
+    assert outcomes == [[], [], [small["id"]]]
+    assert judged == [big["id"], small["id"]]
+    assert cluster.get(big["id"])["state"] == "pending"
+
+
+def test_the_same_passes_without_a_memo_decide_the_same(cluster, judged):
+    cluster.add_group("solo", {"solo-1": ()}, cpu="4", hol_passes=2)
+    cluster.submit("alice", "ml", "solo", slots={"cpu": "3"})
+    big = cluster.submit("alice", "ml", "solo", slots={"cpu": "4"})
+    small = cluster.submit("alice", "ml", "solo", slots={"cpu": "1"})
+    assert [cluster.schedule("solo") for _ in range(3)] == [[], [], [small["id"]]]
+    assert judged == [big["id"], big["id"], big["id"], small["id"]]
+
+
+def test_a_new_generation_judges_everyone_again(solo, judged):
+    ask(solo)
+    first, second = ask(solo), ask(solo)
+    memo = queueing.Memo()
+    run(solo, memo, generation=1)
+    run(solo, memo, generation=2)
+    run(solo, memo, generation=None)  # no generation known: judge
+    assert judged == [first["id"]] * 3

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from quota_service import db
-from quota_service.models import AuditEntry, Project
+from quota_service.models import AuditEntry
 from service_app import served  # noqa: F401
 
 
@@ -73,8 +73,9 @@ async def test_a_long_poll_answers_when_the_pending_reasons_change(served, solo)
     await asyncio.to_thread(served.svc.schedule_now)  # nothing changed: it keeps waiting
     await asyncio.sleep(0.1)
     assert not poll.done()
-    with solo.world.tx() as s:
-        s.scalar(sa.select(Project).where(Project.name == "ml")).max_concurrent_sessions = 1
+    r, body = await served.call("PATCH", "domains/acme/projects/ml", "root",
+                                json_body={"max_concurrent_sessions": 1})
+    assert r.code == 200, body
     await asyncio.to_thread(served.svc.schedule_now)
     r, body = await poll
     assert body["state"] == "pending"

@@ -6,9 +6,10 @@ import asyncio
 import datetime as dt
 
 import pytest
+import sqlalchemy as sa
 
 from quota_service import db
-from quota_service.models import Allocation
+from quota_service.models import Allocation, Node, Project
 from quota_service.waiters import Presence, Waiters, abandoned
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -144,3 +145,46 @@ async def test_a_rolled_back_change_wakes_nobody(alice_alloc, session_factory):
     await asyncio.to_thread(lambda: None)
     await asyncio.sleep(0.05)
     assert not fut.done()
+
+
+# --- the generation of what queue decisions read ----------------------------------------
+
+def bumps(session_factory, change) -> int:
+    """How far one committed ``change(session)`` moves the generation."""
+    w = Waiters()
+    w.watch(session_factory)
+    with db.ledger_transaction(session_factory) as s:
+        change(s)
+    return w.generation
+
+
+def test_starting_or_ending_a_session_or_changing_a_setting_moves_the_generation(
+        alice_alloc, session_factory):
+    cluster, running, waiting = alice_alloc
+
+    def release(s):
+        s.get(Allocation, running).state = "released"
+
+    def drain(s):
+        s.scalar(sa.select(Node).where(Node.name == "n1")).schedulable = False
+
+    def limit(s):
+        s.scalar(sa.select(Project).where(Project.name == "ml")).max_concurrent_sessions = 1
+
+    for change in (release, drain, limit):
+        assert bumps(session_factory, change) == 2, change.__name__
+
+
+def test_bookkeeping_and_pending_requests_leave_the_generation_alone(
+        alice_alloc, session_factory):
+    cluster, running, waiting = alice_alloc
+
+    def count_a_pass(s):
+        a = s.get(Allocation, waiting)
+        a.passes, a.reasons = a.passes + 1, [{"text": "still waiting"}]
+
+    def cancel_pending(s):
+        s.get(Allocation, waiting).state = "cancelled"
+
+    for change in (count_a_pass, cancel_pending):
+        assert bumps(session_factory, change) == 0, change.__name__

@@ -1,0 +1,1 @@
+"""The service's CPU per pending session, with every waiter long-polling."""

@@ -1,0 +1,205 @@
+"""The hubgrid service's CPU per pending session, through its real HTTP API.
+
+    python -m bench.pending [--sizes 50,200,1000] [--wait 30] [--window 30]
+                            [--mode long-poll|poll]
+
+Starts the hubgrid service (the real ``python -m quota_service``, no hub) on
+a loopback port against a fresh SQLite database, with one node whose single
+CPU a first session takes. Then, for each size N, it queues requests (the
+hub's ``POST internal/allocations``) until N are pending, each with a client
+that waits for it the way a pending spawner does: ``--mode long-poll`` (the
+default) keeps ``GET internal/allocations/{id}?wait=--wait`` open and asks
+again at once when answered; ``--mode poll`` asks every second without
+``wait`` (how spawners waited before). After a settling pause it measures
+the service process's CPU time over ``--window`` seconds and prints, per N:
+the answers the clients got, the service's CPU as a percentage of one core,
+and that per pending session. Figures only: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+TOKEN = "bench-pending-internal-token"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare(db_url: str) -> None:
+    """Schema, the user ``bench`` (in the default project) and a one-CPU node."""
+    os.environ.pop("JUPYTERHUB_API_TOKEN", None)
+    from quota_service.app import HubgridService
+
+    svc = HubgridService(db_url=db_url, bootstrap_superadmin="bench", register_local_node=False,
+                         log_level="WARN",
+                         nodes=[{"name": "bench-node", "resource_group": "default",
+                                 "capacity": {"cpu": "1", "mem": "1T"}}])
+    svc.initialize([])
+    svc.engine.dispose()
+
+
+class Clients:
+    """N clients waiting for their pending requests, as spawners do."""
+
+    def __init__(self, api: str, mode: str, wait: float):
+        self.api, self.mode, self.wait = api, mode, wait
+        self.http = AsyncHTTPClient(force_instance=True, max_clients=100_000)
+        self.headers = {"Authorization": f"hubgrid-internal {TOKEN}"}
+        self.answers = 0
+        self.errors = 0
+        self.tasks: list[asyncio.Task] = []
+        self.stopping = False
+
+    async def request(self) -> str:
+        r = await self.http.fetch(self.api + "internal/allocations", method="POST",
+                                  headers=self.headers, raise_error=False, body=(
+            '{"user": "bench", "project": "default", "resource_group": "default", '
+            '"slots": {"cpu": "1"}}'))
+        if r.code not in (201, 202):
+            raise SystemExit(f"POST internal/allocations: {r.code} {r.body[:300]!r}")
+        import json
+
+        return json.loads(r.body)["id"]
+
+    async def waiter(self, alloc_id: str) -> None:
+        url = self.api + "internal/allocations/" + alloc_id
+        if self.mode == "long-poll":
+            url += f"?wait={self.wait:g}"
+        while not self.stopping:
+            try:
+                await self.http.fetch(url, headers=self.headers,
+                                      request_timeout=self.wait + 30)
+                self.answers += 1
+            except (HTTPClientError, OSError):
+                self.errors += 1
+                await asyncio.sleep(1)
+            if self.mode == "poll":
+                await asyncio.sleep(1)
+
+    async def grow_to(self, n: int) -> None:
+        sem = asyncio.Semaphore(16)
+
+        async def one():
+            async with sem:
+                alloc_id = await self.request()
+            self.tasks.append(asyncio.ensure_future(self.waiter(alloc_id)))
+
+        await asyncio.gather(*(one() for _ in range(n - len(self.tasks))))
+
+    async def close(self) -> None:
+        self.stopping = True
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        self.http.close()
+
+
+def cpu_seconds(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return t.user + t.system
+
+
+async def measure(api: str, pid: int, sizes: list[int], mode: str, wait: float,
+                  window: float, settle: float) -> list[dict]:
+    proc = psutil.Process(pid)
+    clients = Clients(api, mode, wait)
+    rows = []
+    try:
+        await clients.request()  # the session that fills the node
+        for n in sizes:
+            await clients.grow_to(n)
+            await asyncio.sleep(settle)
+            answers, errors = clients.answers, clients.errors
+            cpu0, t0 = cpu_seconds(proc), time.monotonic()
+            await asyncio.sleep(window)
+            cpu, elapsed = cpu_seconds(proc) - cpu0, time.monotonic() - t0
+            percent = 100 * cpu / elapsed
+            rows.append({"pending": n, "answers": clients.answers - answers,
+                         "errors": clients.errors - errors, "window_s": elapsed,
+                         "cpu_percent": percent, "per_session": percent / n})
+    finally:
+        await clients.close()
+    return rows
+
+
+def run(sizes: list[int], mode: str, wait: float, window: float, settle: float) -> list[dict]:
+    tmp = Path(tempfile.mkdtemp(prefix="hubgrid-bench-pending-"))
+    db_url = f"sqlite:///{tmp / 'bench.sqlite'}"
+    prepare(db_url)
+    port = free_port()
+    env = dict(os.environ, HUBGRID_DB_URL=db_url, HUBGRID_INTERNAL_TOKEN=TOKEN,
+               PYTHONUNBUFFERED="1")
+    env.pop("JUPYTERHUB_API_TOKEN", None)
+    log = open(tmp / "service.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quota_service",
+         f"--HubgridService.service_url=http://127.0.0.1:{port}",
+         "--HubgridService.register_local_node=False",
+         "--HubgridService.scan_images_at_start=False",
+         "--HubgridService.follow_docker_events=False",
+         "--HubgridService.log_level=WARN"],
+        env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+    )
+    log.close()
+    api = f"http://127.0.0.1:{port}/services/hubgrid/api/v1/"
+    try:
+        import requests
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(api + "openapi.json", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the service did not start: "
+                                 + (tmp / "service.log").read_text()[-2000:])
+            time.sleep(0.2)
+        return asyncio.run(measure(api, proc.pid, sizes, mode, wait, window, settle))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.pending",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="50,200,1000",
+                    help="pending sessions to measure at, in increasing order")
+    ap.add_argument("--wait", type=float, default=30.0, help="the long-poll's wait (s)")
+    ap.add_argument("--window", type=float, default=30.0, help="seconds measured per size")
+    ap.add_argument("--settle", type=float, default=5.0,
+                    help="seconds between reaching a size and measuring")
+    ap.add_argument("--mode", choices=["long-poll", "poll"], default="long-poll")
+    args = ap.parse_args(argv)
+    sizes = sorted(int(x) for x in args.sizes.split(","))
+    rows = run(sizes, args.mode, args.wait, args.window, args.settle)
+    how = f"long-poll wait={args.wait:g} s" if args.mode == "long-poll" else "poll every 1 s"
+    print(f"service CPU with N pending sessions, each waited for by a client ({how}); "
+          f"{args.window:g} s windows")
+    print(f"{'pending':>8} {'answers':>8} {'errors':>7} {'cpu % core':>11} "
+          f"{'% per session':>14}")
+    for r in rows:
+        print(f"{r['pending']:8d} {r['answers']:8d} {r['errors']:7d} "
+              f"{r['cpu_percent']:11.2f} {r['per_session']:14.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
