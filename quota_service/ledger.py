@@ -17,7 +17,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, authz, images, mounts, registry, tenancy
+from . import admission, authz, images, mounts, registry, tenancy, usage
 from . import slots as slotlib
 from .authz import Principal
 from .errors import Conflict, Denied, Hidden, Invalid, NotFound
@@ -36,7 +36,7 @@ from .scheduler import Node as PNode
 from .scheduler import Request as PRequest
 from .scheduler.placement import Decision as Placement
 
-ACTIVE = ("pending", "allocated")
+ACTIVE = usage.ACTIVE
 ZERO = Decimal(0)
 THOUSAND = Decimal(1000)
 
@@ -61,21 +61,6 @@ def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admissio
         max_gpus_per_session=(Decimal(pol.max_gpus_per_session)
                               if pol.max_gpus_per_session is not None else None),
     )
-
-
-def usage_of(allocs: list[Allocation]) -> admission.Usage:
-    used: dict[str, Decimal] = {}
-    pending: dict[str, Decimal] = {}
-    sessions = pending_sessions = 0
-    for a in allocs:
-        amounts = slotlib.from_text(a.slots)
-        if a.state == "allocated":
-            used = slotlib.add(used, amounts)
-            sessions += 1
-        elif a.state == "pending":
-            pending = slotlib.add(pending, amounts)
-            pending_sessions += 1
-    return admission.Usage(used, sessions, pending, pending_sessions)
 
 
 def may_use_group(user: User, project: Project, rg: ResourceGroup,
@@ -173,28 +158,25 @@ def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PReques
 # --- the snapshot of one request --------------------------------------------
 
 def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
-                 active: list[Allocation]):
+                 held: dict[usage.Key, usage.Held], minus: dict[str, Decimal] | None = None):
     """(limits, usage) of the user's policy, the project and the domain;
-    ``active``: the domain's pending and allocated allocations."""
+    ``held``: what the domain's levels hold (``usage.domain_usage``);
+    ``minus``: a pending request's own amounts, left out of the pending."""
     domain = user.domain
+
+    def of(key: usage.Key) -> admission.Usage:
+        return held.get(key, usage.Held()).usage(minus)
+
+    u, p, d = usage.keys(user.id, project.id, domain.id)
     return (
-        (policy_limits("user", user.name, policy),
-         usage_of([a for a in active if a.user_id == user.id])),
+        (policy_limits("user", user.name, policy), of(u)),
         (admission.Limits(
             "project", project.name,
             slots=slotlib.from_text(project.total_resource_slots),
-            max_sessions=project.max_concurrent_sessions),
-         usage_of([a for a in active if a.project_id == project.id])),
+            max_sessions=project.max_concurrent_sessions), of(p)),
         (admission.Limits("domain", domain.name,
-                          slots=slotlib.from_text(domain.total_resource_slots)),
-         usage_of(active)),
+                          slots=slotlib.from_text(domain.total_resource_slots)), of(d)),
     )
-
-
-def domain_active(s: Session, domain_id: int) -> list[Allocation]:
-    """The domain's pending and allocated allocations."""
-    return list(s.scalars(select(Allocation).where(Allocation.domain_id == domain_id,
-                                                   Allocation.state.in_(ACTIVE))))
 
 
 class Context:
@@ -209,15 +191,17 @@ class Context:
         self.policy = policy_of(s, policy_name)
         self.policy_name = policy_name
         self.credential = credential
-        self.active = domain_active(s, self.domain.id)
+        self.s = s
+        self.held = usage.domain_usage(s, self.domain.id)
         self.rg_running = list(s.scalars(
             select(Allocation).where(Allocation.resource_group_id == rg.id,
                                      Allocation.state == "allocated")
         ))
 
     def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
-        mine = [a for a in self.active if a.id != exclude]
-        levels = limit_levels(self.user, self.project, self.policy, mine)
+        held = self.held if exclude is None else usage.domain_usage(self.s, self.domain.id,
+                                                                   exclude)
+        levels = limit_levels(self.user, self.project, self.policy, held)
         accessible = may_use_group(self.user, self.project, self.rg, self.policy)
         return admission.Snapshot(now=now, levels=levels,
                                   group=group_view(self.rg, accessible, self.rg_running),
@@ -237,15 +221,14 @@ def spawn_choices(s: Session, user_name: str) -> dict:
     user = s.scalar(select(User).where(User.name == user_name))
     domain = user.domain
     policy = policy_of(s, p.policy or user.resource_policy)
-    active = list(s.scalars(select(Allocation).where(Allocation.domain_id == domain.id,
-                                                     Allocation.state.in_(ACTIVE))))
+    held = usage.domain_usage(s, domain.id)
     groups = list(s.scalars(select(ResourceGroup).order_by(ResourceGroup.name)))
     projects = []
     for project in s.scalars(select(Project).where(Project.domain_id == domain.id)
                              .order_by(Project.name)):
         if (domain.name, project.name) not in p.projects or not project.active:
             continue
-        levels = limit_levels(user, project, policy, active)
+        levels = limit_levels(user, project, policy, held)
         left = admission.remaining(levels, FORM_SLOTS)
         projects.append({
             "name": project.name,
@@ -433,13 +416,11 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
 
 def blocking_queue(s: Session, rg: ResourceGroup) -> int:
     """How many pending requests of the group still hold the head of the line."""
-    pending = s.scalars(select(Allocation).where(
-        Allocation.resource_group_id == rg.id, Allocation.state == "pending"))
-    return sum(
-        1 for a in pending
-        if a.passes < rg.hol_passes and a.reasons
-        and all(r["level"] == "resource-group" for r in a.reasons)
-    )
+    pending = s.execute(select(Allocation.reasons).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending",
+        Allocation.passes < rg.hol_passes))
+    return sum(1 for (reasons,) in pending
+               if reasons and all(r["level"] == "resource-group" for r in reasons))
 
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
