@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 import uuid
 
 import psutil
 import pytest
+import requests
 
 from hub_fixtures import _ok, launch_hub, require, stop_hub
 from session_fixtures import eventually, hub_log, spawn, wait_ready
@@ -63,15 +65,29 @@ def server_pid(user: str) -> int | None:
     return None
 
 
+def listening(port: str) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", int(port))) == 0
+
+
 def kill_hub(hub) -> None:
     """kill -9 of the hub alone; its service follows it (it watches its parent)."""
     hub.process.send_signal(signal.SIGKILL)
     hub.process.wait(timeout=30)
+    assert eventually(lambda: not listening(hub.ports["HUBGRID_SERVICE_PORT"]), timeout=30)
 
 
 def restart(hub):
     new = launch_hub(hub.state, service_config=SHIPPED_GRACE, ports=hub.ports)
     new.tokens.clear()
+
+    def hub_up():
+        try:
+            return requests.get(new.hub_api, timeout=5).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    assert eventually(hub_up, timeout=60), hub_log(new)
     return new
 
 
