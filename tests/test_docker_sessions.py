@@ -240,8 +240,14 @@ def test_batch_session_keeps_exit_code_and_output(dock):
     a = eventually(ended, timeout=120)
     assert a, hub_log(hub)
     assert a["exit_code"] == 3 and a["command"] == cmd and a["session_type"] == "batch"
-    log = hub.call("GET", f"allocations/{a['id']}/logs", "alice")
-    assert log.status_code == 200
+    def pushed():
+        r = hub.call("GET", f"allocations/{a['id']}/logs", "alice")
+        return r if r.status_code == 200 and "hello from batch" in r.text else None
+
+    # the service may release it from the container's exit event before the
+    # spawner's poll pushes the last output: wait for that push
+    log = eventually(pushed, timeout=30)
+    assert log, hub_log(hub)
     assert "hello from batch" in log.text and "oops" in log.text
     assert "exited with code 3" in log.text
     assert eventually(lambda: dock.containers(allocation=a["id"]) == [], timeout=30)
