@@ -200,9 +200,10 @@ def test_desired_state_mirrors_domains_and_projects(tenancy):
 
 
 def test_desired_state_names_inactive_users_and_users_of_inactive_domains(tenancy):
+    ada, root = tenancy.principal("ada"), tenancy.principal("root")  # before the transaction
     with tenancy.tx() as s:
-        manager.update_user(s, tenancy.principal("ada"), "bob", UserUpdate(active=False))
-        manager.update_domain(s, tenancy.principal("root"), "globex", DomainUpdate(active=False))
+        manager.update_user(s, ada, "bob", UserUpdate(active=False))
+        manager.update_domain(s, root, "globex", DomainUpdate(active=False))
     with tenancy.session_factory() as s:
         desired = hubsync.desired_state(s)
     assert desired.inactive == {"bob", "gus", "gina"}
@@ -210,8 +211,9 @@ def test_desired_state_names_inactive_users_and_users_of_inactive_domains(tenanc
 
 
 def test_desired_state_follows_a_user_moved_to_another_domain(tenancy):
+    root = tenancy.principal("root")  # before the transaction: SQLite has one writer
     with tenancy.tx() as s:
-        manager.update_user(s, tenancy.principal("root"), "alice", UserUpdate(domain="globex"))
+        manager.update_user(s, root, "alice", UserUpdate(domain="globex"))
     with tenancy.session_factory() as s:
         desired = hubsync.desired_state(s)
     assert "alice" not in desired.groups["acme"][1]
