@@ -158,8 +158,9 @@ class Waiters:
                     fut.set_result(True)
                     woken += 1
         if len(self._version) > 10 * (len(self._waiting) + 1000):
-            # versions only matter while somebody reads: keep the map small
+            # versions and models only matter while somebody waits: keep them small
             self._version = {k: v for k, v in self._version.items() if k in self._waiting}
+            self._cache = {k: v for k, v in self._cache.items() if k in self._waiting}
         return woken
 
     def changed_threadsafe(self, ids: Iterable[str]) -> None:
@@ -218,7 +219,10 @@ class Waiters:
         return None
 
     def remember(self, alloc_id: str, version: int, model: dict) -> None:
-        """Cache a pending model read at ``version`` (not if it changed since)."""
+        """Cache a pending model a waiter read at ``version`` (not if it
+        changed since, nor when nobody waits for it)."""
+        if alloc_id not in self._waiting:
+            return
         if model.get("state") == "pending" and version == self.version(alloc_id):
             self._cache[alloc_id] = (version, model)
         elif model.get("state") != "pending":
