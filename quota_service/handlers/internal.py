@@ -135,6 +135,9 @@ class InternalAllocationHandler(APIHandler):
             waiters.leave(alloc_id, fut)
         self.finish_json(model)
 
+    def compute_etag(self):
+        return None  # an answer to the hub, never cached: no hash of every body
+
     def on_connection_close(self):
         if self._waiting is not None:
             alloc_id, fut = self._waiting

@@ -155,5 +155,7 @@ routes = [(r"openapi\.json", OpenAPIHandler)]
 
 
 def all_routes():
-    return tenancy.routes + scheduling.routes + images.routes + internal.routes + routes \
+    # the hub's internal routes first: tornado tries the routes in order, and
+    # pending spawners' long-polls are most of the requests
+    return internal.routes + tenancy.routes + scheduling.routes + images.routes + routes \
         + vfolders.routes + files.routes
