@@ -41,6 +41,9 @@ class Hub:
     process: subprocess.Popen
     ports: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
+    #: browser sessions of ``login``, closed by ``stop_hub`` (a session left
+    #: to the garbage collector leaves its sockets unclosed)
+    sessions: list = field(default_factory=list)
 
     @property
     def api(self) -> str:
@@ -54,6 +57,7 @@ class Hub:
         """Log in through the hub's real login form; returns the response
         (302 on success) with ``.session`` attached."""
         s = requests.Session()
+        self.sessions.append(s)
         s.get(self.url + "/hub/login", timeout=30)
         if password is None:
             password = self.admin_password if user == "admin" else self.user_password
@@ -176,6 +180,9 @@ def launch_hub(state: Path, env_extra: dict | None = None, config: str = "",
 
 def stop_hub(hub: Hub) -> None:
     """Stop the hub's whole process group (proxy and service included)."""
+    for s in hub.sessions:
+        s.close()
+    hub.sessions.clear()
     proc = hub.process
     try:
         os.killpg(proc.pid, signal.SIGTERM)

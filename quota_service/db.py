@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -11,7 +12,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 
-LOCK_OPTION = "hubgrid_ledger_lock"
+IMMEDIATE_OPTION = "hubgrid_sqlite_immediate"
+#: how many ``transaction`` blocks this thread has open
+_open = threading.local()
 # any constant: the advisory lock that serialises ledger decisions on PostgreSQL
 LEDGER_LOCK_KEY = 0x6875_6267  # "hubg"
 
@@ -34,13 +37,16 @@ def make_engine(url: str, **kwargs) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
-            # Every transaction takes the write lock up front. A deferred one
-            # that reads and then writes cannot upgrade once another
-            # connection (the queue and reconcile passes run in worker
-            # threads) has committed since its read: SQLite answers "database
-            # is locked" at once, whatever the busy timeout. Waiting for the
-            # lock at BEGIN is what the busy timeout covers.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A deferred transaction that reads and then writes cannot
+            # upgrade once another connection (the queue and reconcile passes
+            # run in worker threads) has committed since its read: SQLite
+            # answers "database is locked" at once, whatever the busy
+            # timeout. So ``transaction`` takes the write lock at BEGIN,
+            # where the busy timeout makes it wait; a transaction opened
+            # inside another of the same thread only reads (it could never
+            # take the lock its outer one holds) and begins deferred.
+            immediate = conn.get_execution_options().get(IMMEDIATE_OPTION)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 
@@ -75,10 +81,12 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
     (PostgreSQL: a transaction-scoped advisory lock; SQLite: BEGIN IMMEDIATE).
     """
     session = factory()
+    outer = getattr(_open, "depth", 0) == 0
+    _open.depth = getattr(_open, "depth", 0) + 1
     try:
-        if ledger_lock:
-            conn = session.connection(execution_options={LOCK_OPTION: True})
-            if conn.dialect.name == "postgresql":
+        if ledger_lock or outer:
+            conn = session.connection(execution_options={IMMEDIATE_OPTION: True})
+            if ledger_lock and conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
         yield session
         session.commit()
@@ -86,6 +94,7 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
         session.rollback()
         raise
     finally:
+        _open.depth -= 1
         session.close()
 
 

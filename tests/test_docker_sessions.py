@@ -150,6 +150,7 @@ def test_apps_are_listed_per_session_and_reached_through_the_proxy(dock):
         assert set(apps) >= {"jupyterlab", "terminal", "files"}
         assert apps["files"] == "/user/alice/apps/files/"
         s = requests.Session()
+        hub.sessions.append(s)  # closed with the hub
         s.headers["Authorization"] = f"token {hub.token('alice')}"
         # a terminal, then its page in JupyterLab
         r = s.post(f"{hub.url}/user/alice/apps/api/terminals", timeout=30)

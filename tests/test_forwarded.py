@@ -133,9 +133,21 @@ class _SourceAdapter(HTTPAdapter):
         super().init_poolmanager(*args, **kwargs)
 
 
+_SESSIONS: list[requests.Session] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_sessions():
+    """Close what ``_from`` opened (a collected session leaves sockets unclosed)."""
+    yield
+    while _SESSIONS:
+        _SESSIONS.pop().close()
+
+
 def _from(source: str) -> requests.Session:
     s = requests.Session()
     s.mount("http://", _SourceAdapter(source))
+    _SESSIONS.append(s)
     return s
 
 
