@@ -23,7 +23,7 @@ from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from jupyterhub.roles import get_default_roles
 from jupyterhub.traitlets import EntryPointType
 from tornado import web
-from traitlets import Bool, Instance, Integer, List, TraitError, Unicode, default, validate
+from traitlets import Bool, Instance, Integer, Unicode, default
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
 from quota_service import forwarded
@@ -123,8 +123,7 @@ class HubgridAuthenticator(Authenticator):
         # roles are created on demand at login (hub_roles), nothing upfront
         return []
 
-    trusted_proxies = List(
-        Unicode(),
+    trusted_proxies = forwarded.Networks(
         default_value=list(forwarded.LOOPBACK),
         help="""Addresses or networks (CIDR) of the proxies in front of the hub
         whose forwarded headers are believed for the source address of a
@@ -136,14 +135,6 @@ class HubgridAuthenticator(Authenticator):
             c.HubgridAuthenticator.trusted_proxies = ["127.0.0.1", "::1", "10.0.0.0/24"]
         """,
     ).tag(config=True)
-
-    @validate("trusted_proxies")
-    def _valid_trusted_proxies(self, proposal):
-        try:
-            forwarded.parse_networks(tuple(proposal.value))
-        except ValueError as e:
-            raise TraitError(f"trusted_proxies: {e}") from None
-        return proposal.value
 
     def _source(self, handler) -> str | None:
         """The address a login came from. The hub's server applies forwarded

@@ -113,6 +113,23 @@ class Hub:
         return r.json()
 
 
+def wait_for_service(api: str, proc: subprocess.Popen, timeout: float = 60,
+                     log: Path | None = None) -> None:
+    """Wait until a service started as ``proc`` answers ``api``openapi.json;
+    SystemExit (with the end of ``log``) if it exits or does not answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if requests.get(api + "openapi.json", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            tail = log.read_text()[-2000:] if log is not None and log.exists() else ""
+            raise SystemExit(f"the service did not start: {tail}")
+        time.sleep(0.2)
+
+
 def launch_hub(state: Path, env_extra: dict | None = None, config: str = "",
                service_config: str = "", ports: dict | None = None,
                test_overrides: bool = True) -> Hub:

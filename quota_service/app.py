@@ -175,8 +175,7 @@ class HubgridService(Application):
     def _default_service_prefix(self):
         return os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/hubgrid/")
 
-    trusted_proxies = List(
-        Unicode(),
+    trusted_proxies = forwarded.Networks(
         default_value=list(forwarded.LOOPBACK),
         help="""Addresses or networks (CIDR) of the proxies in front of the
         service whose forwarded headers are believed. The access log records
@@ -194,14 +193,6 @@ class HubgridService(Application):
         list believes no forwarded header (every entry shows the peer).
         """,
     ).tag(config=True)
-
-    @validate("trusted_proxies")
-    def _valid_trusted_proxies(self, proposal):
-        try:
-            forwarded.parse_networks(tuple(proposal.value))
-        except ValueError as e:
-            raise TraitError(f"trusted_proxies: {e}") from None
-        return proposal.value
 
     hub_sync_interval = Float(
         60.0,

@@ -17,6 +17,8 @@ import functools
 import ipaddress
 from typing import Iterable, Mapping
 
+from traitlets import List, TraitError, Unicode
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -35,6 +37,21 @@ def parse_networks(items: Iterable[str]) -> tuple[Network, ...]:
         except ValueError:
             raise ValueError(f"{item!r} is not an IP address or network (CIDR)") from None
     return tuple(out)
+
+
+class Networks(List):
+    """A traitlet: addresses or CIDR networks, each checked when set."""
+
+    def __init__(self, **kwargs):
+        super().__init__(Unicode(), **kwargs)
+
+    def validate(self, obj, value):
+        value = super().validate(obj, value)
+        try:
+            parse_networks(tuple(value))
+        except ValueError as e:
+            raise TraitError(f"{self.name}: {e}") from None
+        return value
 
 
 def _address(text: str) -> Address | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,11 +28,7 @@ from pathlib import Path
 import requests
 import sqlalchemy as sa
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench.hubproc import free_port, wait_for_service
 
 
 def prepare(db_url: str, admit: int) -> str:
@@ -63,26 +58,18 @@ def prepare(db_url: str, admit: int) -> str:
 def run(db_url: str, n: int, concurrency: int, admit: int) -> dict:
     auth = prepare(db_url, admit)
     port = free_port()
+    workdir = tempfile.mkdtemp(prefix="hubgrid-bench-admission-")  # the service's pid file
     env = dict(os.environ, HUBGRID_DB_URL=db_url, PYTHONUNBUFFERED="1")
     env.pop("JUPYTERHUB_API_TOKEN", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "quota_service",
          f"--HubgridService.service_url=http://127.0.0.1:{port}",
          "--HubgridService.register_local_node=False", "--HubgridService.bootstrap_superadmin=bench"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
     )
     api = f"http://127.0.0.1:{port}/services/hubgrid/api/v1/"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(api + "openapi.json", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("the service did not start")
-            time.sleep(0.2)
+        wait_for_service(api, proc)
         body = {"project": "default", "resource_group": "default",
                 "slots": {"cpu": "1", "mem": "1G", "gpu.shares": "0.1"}}
         session = requests.Session()

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,13 +30,9 @@ from pathlib import Path
 import psutil
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError
 
+from bench.hubproc import free_port, wait_for_service
+
 TOKEN = "bench-pending-internal-token"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def prepare(db_url: str) -> None:
@@ -158,19 +153,7 @@ def run(sizes: list[int], mode: str, wait: float, window: float, settle: float) 
     log.close()
     api = f"http://127.0.0.1:{port}/services/hubgrid/api/v1/"
     try:
-        import requests
-
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(api + "openapi.json", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("the service did not start: "
-                                 + (tmp / "service.log").read_text()[-2000:])
-            time.sleep(0.2)
+        wait_for_service(api, proc, log=tmp / "service.log")
         return asyncio.run(measure(api, proc.pid, sizes, mode, wait, window, settle))
     finally:
         proc.terminate()
