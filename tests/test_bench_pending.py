@@ -10,8 +10,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.pending.__main__ import main  # noqa: E402
 
 
+def _tcp_connections() -> set:
+    import psutil
+
+    return {(c.laddr, c.raddr) for c in psutil.Process().net_connections("tcp") if c.raddr}
+
+
 def test_pending_benchmark_keeps_every_waiter_answered(capsys):
+    before = _tcp_connections()
     assert main(["--sizes", "3,8", "--wait", "1", "--window", "2.5", "--settle", "0.5"]) == 0
+    # every waiter's connection was closed, none left to the garbage collector
+    assert _tcp_connections() - before == set()
     out = capsys.readouterr().out
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["3"], ["8"])]
     assert [r[0] for r in rows] == ["3", "8"]

@@ -97,7 +97,12 @@ class Clients:
         await asyncio.gather(*(one() for _ in range(n - len(self.tasks))))
 
     async def close(self) -> None:
+        """Let every long-poll end (within ``wait``) before closing: a fetch
+        cancelled in flight leaves its connection open (tornado's simple
+        client does not close it)."""
         self.stopping = True
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=self.wait + 5)
         for t in self.tasks:
             t.cancel()
         await asyncio.gather(*self.tasks, return_exceptions=True)
