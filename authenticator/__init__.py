@@ -26,7 +26,7 @@ from tornado import web
 from traitlets import Bool, Instance, Integer, Unicode, default
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
-from quota_service import forwarded
+from quota_service.core import forwarded
 
 from .roles import hub_roles
 

@@ -29,22 +29,21 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from . import db, dockerscan, forwarded, ledger, lifecycle, registry, resources, sessionlogs
-from . import dockerevents, queueing, storage, superadmins, vfolders, waiters
-from . import slots as slotlib
-from .discovery import local_gpus
-from .handlers import browser, openapi
-from .handlers.base import JSONNotFoundHandler
-from .hubsync import HubAPI, HubMirror
-from .models import (
-    Domain,
-    Node,
-    Project,
-    ResourceGroup,
-    ResourceGroupGrant,
-    ResourcePolicy,
-)
-from .scheduler import BestFit, FirstFit, Hubgrid, WorkloadProfile
+from .core import db, forwarded
+from .sessions import dockerscan, registry, logs as sessionlogs
+from .scheduling import ledger, inventory as resources
+from .runtime import lifecycle
+from .sessions import dockerevents
+from .scheduling import queue as queueing, waiters
+from .storage import hosts as storage, folders as vfolders
+from .tenancy import superadmins
+from .core import slots as slotlib
+from .scheduling.discovery import local_gpus
+from .api import browser, openapi
+from .api.base import JSONNotFoundHandler
+from .tenancy.hubmirror import HubAPI, HubMirror
+from .core.models import Domain, Node, Project, ResourceGroup, ResourceGroupGrant, ResourcePolicy
+from .scheduling.placement import BestFit, FirstFit, Hubgrid, WorkloadProfile
 
 API_VERSION = "v1"
 
@@ -500,7 +499,7 @@ class HubgridService(Application):
 
     def measure_usage(self) -> int:
         """Scan every folder and cache its usage; returns how many were measured."""
-        from .models import VFolder
+        from .core.models import VFolder
 
         with db.transaction(self.session_factory) as s:
             ids = list(s.scalars(select(VFolder.id)))
@@ -588,7 +587,7 @@ class HubgridService(Application):
         }
 
     def _add_node(self, s, spec: dict) -> None:
-        from .schemas import NodeCreate, parse
+        from .core.schemas import NodeCreate, parse
 
         body = parse(NodeCreate, spec)
         rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
@@ -626,7 +625,7 @@ class HubgridService(Application):
         self._strategy_built = time.monotonic()
 
     def workload_profile(self) -> WorkloadProfile | None:
-        from .models import Allocation
+        from .core.models import Allocation
 
         with db.transaction(self.session_factory) as s:
             rows = list(s.scalars(select(Allocation).order_by(Allocation.created_at.desc())
@@ -718,7 +717,7 @@ class HubgridService(Application):
     docker_client = staticmethod(dockerscan.docker_client)
 
     def docker_host_urls(self) -> list[str]:
-        from .models import Node
+        from .core.models import Node
 
         with db.transaction(self.session_factory) as s:
             node_urls = list(s.scalars(select(Node.backend_url).where(Node.backend_url != "")

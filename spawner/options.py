@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
 
-from quota_service import slots as slotlib
-from quota_service.schemas import EntityName
+from quota_service.core import slots as slotlib
+from quota_service.core.schemas import EntityName
 
 Amount = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 Model = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]

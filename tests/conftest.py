@@ -22,11 +22,11 @@ import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from quota_service import db
-from quota_service import tenancy as manager
-from quota_service.authz import Principal
-from quota_service.models import Domain, Role, User
-from quota_service.schemas import ProjectCreate, UserCreate
+from quota_service.core import db
+from quota_service.tenancy import accounts as manager
+from quota_service.core.authz import Principal
+from quota_service.core.models import Domain, Role, User
+from quota_service.core.schemas import ProjectCreate, UserCreate
 
 POSTGRES_ENV = "HUBGRID_TEST_POSTGRES_URL"
 

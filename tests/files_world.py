@@ -18,8 +18,8 @@ import sqlalchemy as sa
 from service_app import served  # noqa: F401
 from vfolder_world import Folders, add_extra_users
 
-from quota_service import vfiles
-from quota_service.models import User, VFolderShare
+from quota_service.storage import files as vfiles
+from quota_service.core.models import User, VFolderShare
 
 SECRET = b"outside the folder"
 

@@ -16,10 +16,11 @@ from decimal import Decimal
 
 import sqlalchemy as sa
 
-from quota_service import db, ledger, queueing
-from quota_service import slots as slotlib
-from quota_service import tenancy as manager
-from quota_service.models import (
+from quota_service.core import db
+from quota_service.scheduling import ledger, queue as queueing
+from quota_service.core import slots as slotlib
+from quota_service.tenancy import accounts as manager
+from quota_service.core.models import (
     Allocation,
     Device,
     Domain,
@@ -30,8 +31,8 @@ from quota_service.models import (
     ResourcePolicy,
     User,
 )
-from quota_service.scheduler import BestFit
-from quota_service.schemas import AllocationCreate
+from quota_service.scheduling.placement import BestFit
+from quota_service.core.schemas import AllocationCreate
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 SECOND = dt.timedelta(seconds=1)

@@ -19,9 +19,9 @@ from tornado.httpclient import AsyncHTTPClient
 from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
-from quota_service import tenancy as manager
+from quota_service.tenancy import accounts as manager
 from quota_service.app import HubgridService
-from quota_service.schemas import KeypairCreate
+from quota_service.core.schemas import KeypairCreate
 
 INTERNAL_TOKEN = "internal-test-token"
 HUB_ENV = (

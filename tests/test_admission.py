@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from quota_service.admission import (
+from quota_service.scheduling.admission import (
     Group,
     Limits,
     Request,

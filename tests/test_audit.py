@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from quota_service import audit
-from quota_service.authz import Principal
-from quota_service.errors import Denied, Invalid
-from quota_service.models import AuditEntry, Role
+from quota_service.tenancy import audit
+from quota_service.core.authz import Principal
+from quota_service.core.errors import Denied, Invalid
+from quota_service.core.models import AuditEntry, Role
 
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
 MINUTE = dt.timedelta(minutes=1)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from quota_service import authz
-from quota_service.authz import Principal
-from quota_service.errors import Denied, Hidden
-from quota_service.models import Role
+from quota_service.core import authz
+from quota_service.core.authz import Principal
+from quota_service.core.errors import Denied, Hidden
+from quota_service.core.models import Role
 
 CALLERS = {
     "superadmin": Principal("root", Role.superadmin, "acme"),

@@ -14,7 +14,7 @@ import requests
 from bs4 import BeautifulSoup
 
 from hub_fixtures import free_port, launch_hub, require, stop_hub
-from quota_service import lifecycle
+from quota_service.runtime import lifecycle
 from session_fixtures import eventually
 
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quota_service.discovery import local_gpus
+from quota_service.scheduling.discovery import local_gpus
 
 
 class NVMLWithoutDriver:

@@ -12,8 +12,9 @@ import time
 
 import pytest
 
-from quota_service import db, dockerevents
-from quota_service.dockerevents import DockerEvents, Exit, container_exit
+from quota_service.core import db
+from quota_service.sessions import dockerevents
+from quota_service.sessions.dockerevents import DockerEvents, Exit, container_exit
 
 DIE = {
     "status": "die", "id": "c0ffee", "from": "hubgrid/base:latest", "Type": "container",
@@ -122,7 +123,7 @@ def test_an_exit_releases_a_running_allocation_once_with_its_code(cluster):
     unknown = Exit("nosuch", 0, "unix:///e", "c", 0)
     assert dockerevents.release_exited(cluster.world.session_factory, unknown, now) is None
     with db.ledger_transaction(cluster.world.session_factory) as s:
-        from quota_service import ledger
+        from quota_service.scheduling import ledger
 
         again = ledger.release_allocation(s, ledger.get_allocation(s, a["id"]), now,
                                           "the server is no longer running", 0)

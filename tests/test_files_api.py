@@ -19,7 +19,7 @@ from files_world import Probe, files, served  # noqa: F401
 from tusclient import client as tusclient
 from tusclient.exceptions import TusCommunicationError
 
-from quota_service import vfiles
+from quota_service.storage import files as vfiles
 
 
 # --- round trips -----------------------------------------------------------------

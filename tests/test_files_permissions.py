@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 import pytest
 from files_world import files, served  # noqa: F401
 
-from quota_service import vfiles
-from quota_service.errors import Denied
+from quota_service.storage import files as vfiles
+from quota_service.core.errors import Denied
 
 # op, overwrite -> the least permission that may do it
 RULES = [

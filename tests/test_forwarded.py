@@ -21,7 +21,7 @@ from requests.adapters import HTTPAdapter
 from tornado.httpclient import HTTPRequest
 
 from hub_fixtures import free_port, hub, require  # noqa: F401
-from quota_service.forwarded import LOOPBACK, client_address, parse_networks
+from quota_service.core.forwarded import LOOPBACK, client_address, parse_networks
 from service_app import served  # noqa: F401
 from session_fixtures import eventually
 

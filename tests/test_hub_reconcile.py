@@ -10,8 +10,8 @@ import logging
 
 import pytest
 
-from quota_service.hubsync import HubMirror, HubState, holdings
-from quota_service.ledger import Reconciled
+from quota_service.tenancy.hubmirror import HubMirror, HubState, holdings
+from quota_service.scheduling.ledger import Reconciled
 
 
 class FakeHub:

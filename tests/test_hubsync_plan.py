@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_service import hubsync
-from quota_service import tenancy as manager
-from quota_service.hubsync import Action, HubState
-from quota_service.schemas import DomainUpdate, UserUpdate
+from quota_service.tenancy import hubmirror as hubsync
+from quota_service.tenancy import accounts as manager
+from quota_service.tenancy.hubmirror import Action, HubState
+from quota_service.core.schemas import DomainUpdate, UserUpdate
 
 
 def state(users=(), groups=None, inactive=()) -> HubState:

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 import sqlalchemy as sa
 
-from quota_service.models import AuditEntry, Image
+from quota_service.core.models import AuditEntry, Image
 from service_app import served  # noqa: F401
 from test_images import MARK, FakeDockerImages, UnreachableDocker
 

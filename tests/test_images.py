@@ -19,18 +19,12 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from quota_service import dockerscan, images, registry
-from quota_service.admission import (
-    Group,
-    ImageFacts,
-    Request,
-    Snapshot,
-    decide,
-)
-from quota_service.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from quota_service.images import LabelError, ServicePort, parse_labels
-from quota_service.models import Domain, Image
-from quota_service.schemas import ImageCreate, ImageUpdate, parse
+from quota_service.sessions import dockerscan, images, registry
+from quota_service.scheduling.admission import Group, ImageFacts, Request, Snapshot, decide
+from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound
+from quota_service.sessions.images import LabelError, ServicePort, parse_labels
+from quota_service.core.models import Domain, Image
+from quota_service.core.schemas import ImageCreate, ImageUpdate, parse
 
 NOW = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 MiB = 2**20

@@ -13,7 +13,7 @@ import datetime as dt
 import pytest
 
 from ledger_world import limit_text
-from quota_service.errors import Denied, Hidden, Invalid
+from quota_service.core.errors import Denied, Hidden, Invalid
 
 # the "gpu" group: two nodes of two GPUs each, granted to domain acme
 GPU_NODES = {"a100-1": ("A100", "A100"), "t4-1": ("T4", "T4")}
@@ -540,7 +540,7 @@ def test_draining_the_only_big_node_keeps_big_requests_waiting(cluster):
     """A drained node comes back: requests only it can hold wait, not fail."""
     solo(cluster, gpus=4)
     with cluster.world.tx() as s:
-        from quota_service.models import Node
+        from quota_service.core.models import Node
 
         s.query(Node).filter(Node.name == "solo-1").one().schedulable = False
     a = ask(cluster, group="solo", gpu=4)

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger_world import SECOND, limit_text
-from quota_service import slots as slotlib
-from quota_service.errors import Invalid
-from quota_service.models import Allocation, Domain, Node, Project, ResourcePolicy, User
+from quota_service.core import slots as slotlib
+from quota_service.core.errors import Invalid
+from quota_service.core.models import Allocation, Domain, Node, Project, ResourcePolicy, User
 
 GiB = 2**30
 NODES = {  # name: (GPU models, cpu, mem)

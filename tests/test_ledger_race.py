@@ -17,8 +17,9 @@ from decimal import Decimal
 import pytest
 
 from ledger_world import T0, shares
-from quota_service import db, ledger
-from quota_service.scheduler import BestFit
+from quota_service.core import db
+from quota_service.scheduling import ledger
+from quota_service.scheduling.placement import BestFit
 
 N = 16
 BARRIER_TIMEOUT = 60  # only so that a broken test fails instead of hanging

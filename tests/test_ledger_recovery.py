@@ -8,8 +8,9 @@ import datetime as dt
 
 import pytest
 
-from quota_service import db, ledger, queueing
-from quota_service.models import Allocation
+from quota_service.core import db
+from quota_service.scheduling import ledger, queue as queueing
+from quota_service.core.models import Allocation
 
 GONE = "abandoned: nobody has waited for it for 14 s (pending_abandon_after is 10 s)"
 

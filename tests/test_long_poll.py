@@ -12,8 +12,8 @@ from urllib.parse import urlparse
 import pytest
 import sqlalchemy as sa
 
-from quota_service import db
-from quota_service.models import AuditEntry
+from quota_service.core import db
+from quota_service.core.models import AuditEntry
 from service_app import served  # noqa: F401
 
 

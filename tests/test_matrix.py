@@ -442,7 +442,7 @@ def test_every_documented_operation_has_a_case_in_the_matrix():
     import re
     from collections import defaultdict
 
-    from quota_service.handlers.openapi import document
+    from quota_service.api.openapi import document
 
     cases = [(method, template.format_map(defaultdict(lambda: "x")).split("?")[0])
              for _id, method, template, *_ in CASES]

@@ -8,8 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from quota_service import db
-from quota_service.models import Base
+from quota_service.core import db
+from quota_service.core.models import Base
 
 TABLES = {
     "domains", "projects", "users", "memberships", "keypairs", "audit_log",
@@ -182,7 +182,7 @@ def test_0004_gives_existing_rows_empty_host_lists_and_no_mounts(bare_engine):
     db.upgrade(bare_engine)
     from sqlalchemy.orm import Session
 
-    from quota_service.models import Allocation, Domain, Project, ResourcePolicy
+    from quota_service.core.models import Allocation, Domain, Project, ResourcePolicy
 
     with Session(bare_engine) as s:
         assert s.get(Project, 1).allowed_vfolder_hosts == []

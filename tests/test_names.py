@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_service import names, schemas
-from quota_service.errors import Invalid
-from quota_service.models import Role
+from quota_service.core import names, schemas
+from quota_service.core.errors import Invalid
+from quota_service.core.models import Role
 
 PROPERTY = settings(deadline=None, database=None, max_examples=300)
 
@@ -167,7 +167,7 @@ def test_folder_names_refuse_separators_and_their_look_alikes(name):
 @given(st.characters(codec="utf-8") | st.characters(categories=["Cs", "Cc", "Cf", "Zl", "Zp"]))
 @PROPERTY
 def test_file_paths_and_folder_names_refuse_the_same_characters(ch):
-    from quota_service.vfiles import BadPath, parse_path
+    from quota_service.storage.files import BadPath, parse_path
 
     try:
         parse_path(f"a{ch}b")

@@ -18,12 +18,12 @@ from tornado.httpclient import AsyncHTTPClient
 from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
-from quota_service import tenancy as manager
+from quota_service.tenancy import accounts as manager
 from quota_service.app import HubgridService
-from quota_service.db import transaction
-from quota_service.handlers.base import JSONNotFoundHandler
-from quota_service.handlers.openapi import document, oauth_cookie_name
-from quota_service.schemas import KeypairCreate
+from quota_service.core.db import transaction
+from quota_service.api.base import JSONNotFoundHandler
+from quota_service.api.openapi import document, oauth_cookie_name
+from quota_service.core.schemas import KeypairCreate
 
 HTTP_VERBS = ("get", "head", "post", "put", "patch", "delete", "options")
 INTERNAL_TOKEN = "internal-test-token"

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from quota_service.scheduler import (
-    BestFit, ClusterState, Decision, FirstFit, Hubgrid, Node, PlacementError, Request,
-    WorkloadProfile, fits, fragmentation, place,
+from quota_service.scheduling.placement import (
+    BestFit,
+    ClusterState,
+    Decision,
+    FirstFit,
+    Hubgrid,
+    Node,
+    PlacementError,
+    Request,
+    WorkloadProfile,
+    fits,
+    fragmentation,
+    place,
 )
 
 GB = 1024

@@ -6,8 +6,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_service.scheduler import (
-    GPU_MILLI, BestFit, ClusterState, FirstFit, Hubgrid, Node, Request, WorkloadProfile, place,
+from quota_service.scheduling.placement import (
+    GPU_MILLI,
+    BestFit,
+    ClusterState,
+    FirstFit,
+    Hubgrid,
+    Node,
+    Request,
+    WorkloadProfile,
+    place,
 )
 
 MODELS = ("A100", "T4")

@@ -15,10 +15,11 @@ import uuid
 
 import pytest
 
-from quota_service import db, ledger
-from quota_service.errors import Gone, Hidden, NotFound
-from quota_service.models import Allocation
-from quota_service.sessionlogs import (
+from quota_service.core import db
+from quota_service.scheduling import ledger
+from quota_service.core.errors import Gone, Hidden, NotFound
+from quota_service.core.models import Allocation
+from quota_service.sessions.logs import (
     Ended,
     LogStore,
     appended,

@@ -10,10 +10,12 @@ import datetime as dt
 
 import pytest
 
-from quota_service import db, ledger, registry
-from quota_service.errors import Invalid
-from quota_service.models import Allocation
-from quota_service.schemas import AllocationCreate, ImageCreate, parse
+from quota_service.core import db
+from quota_service.scheduling import ledger
+from quota_service.sessions import registry
+from quota_service.core.errors import Invalid
+from quota_service.core.models import Allocation
+from quota_service.core.schemas import AllocationCreate, ImageCreate, parse
 
 SLOTS = {"cpu": "1", "mem": "1G"}
 LAB = "jupyterlab:http:lab,terminal:http:lab/terminals/1"
@@ -245,6 +247,6 @@ def test_spawn_choices_leave_out_inactive_projects_and_refuse_unknown_users(gpu)
     gpu.set_project("acme", "ml", active=False)
     assert choices(gpu, "alice")["projects"] == []
     assert choices(gpu, "bob")["projects"] == []
-    from quota_service.errors import Denied
+    from quota_service.core.errors import Denied
     with pytest.raises(Denied):
         choices(gpu, "nobody")

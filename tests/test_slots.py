@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from quota_service import slots as slotlib
-from quota_service.errors import Invalid
-from quota_service.schemas import AllocationCreate, parse
-from quota_service.slots import add, gpu_devices, parse_request, subtract
+from quota_service.core import slots as slotlib
+from quota_service.core.errors import Invalid
+from quota_service.core.schemas import AllocationCreate, parse
+from quota_service.core.slots import add, gpu_devices, parse_request, subtract
 
 GiB = 2**30
 D = Decimal

@@ -7,8 +7,8 @@ import threading
 
 import sqlalchemy as sa
 
-from quota_service import db
-from quota_service.models import Domain
+from quota_service.core import db
+from quota_service.core.models import Domain
 
 
 def test_a_read_then_write_transaction_survives_a_concurrent_writer(tmp_path):

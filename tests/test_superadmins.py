@@ -13,11 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import sqlalchemy as sa
 
-from quota_service import db, superadmins
-from quota_service import tenancy as manager
-from quota_service.errors import Conflict
-from quota_service.models import Domain, Role, User
-from quota_service.schemas import DomainUpdate, UserCreate, UserUpdate
+from quota_service.core import db
+from quota_service.tenancy import superadmins
+from quota_service.tenancy import accounts as manager
+from quota_service.core.errors import Conflict
+from quota_service.core.models import Domain, Role, User
+from quota_service.core.schemas import DomainUpdate, UserCreate, UserUpdate
 from service_app import served  # noqa: F401
 
 BARRIER_TIMEOUT = 60  # only so that a broken test fails instead of hanging

@@ -14,10 +14,18 @@ import hashlib
 import pytest
 import sqlalchemy as sa
 
-from quota_service import tenancy as manager
-from quota_service.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
-from quota_service.models import Domain, Keypair, Membership, Project, ResourcePolicy, Role, User
-from quota_service.schemas import (
+from quota_service.tenancy import accounts as manager
+from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
+from quota_service.core.models import (
+    Domain,
+    Keypair,
+    Membership,
+    Project,
+    ResourcePolicy,
+    Role,
+    User,
+)
+from quota_service.core.schemas import (
     DomainCreate,
     DomainUpdate,
     KeypairCreate,

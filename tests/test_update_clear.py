@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quota_service import schemas
-from quota_service.errors import Invalid
+from quota_service.core import schemas
+from quota_service.core.errors import Invalid
 from service_app import served  # noqa: F401
 
 # (path, limit, a value, who may change it)
@@ -88,7 +88,7 @@ async def test_clearing_is_for_those_who_may_change_the_limit(api):
                               "max_vfolder_count", "max_vfolder_size"]),
 ])
 def test_the_openapi_document_lists_what_can_be_cleared(model, fields):
-    from quota_service.handlers.openapi import document
+    from quota_service.api.openapi import document
 
     prop = document("/", "cookie")["components"]["schemas"][model]["properties"]["clear"]
     items = prop["items"]

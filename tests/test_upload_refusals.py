@@ -20,8 +20,8 @@ import pytest
 from hub_fixtures import hub, world  # noqa: F401
 from service_app import served  # noqa: F401
 
-from quota_service import vfiles
-from quota_service.handlers.streamed import DrainingBody
+from quota_service.storage import files as vfiles
+from quota_service.api.streamed import DrainingBody
 
 BIG = bytes(range(256)) * (3 * 2**20 // 256)  # 3 MiB
 TUS = {"Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from quota_service import usage
+from quota_service.scheduling import holdings as usage
 
 
 def test_a_queue_of_same_sized_requests_adds_up_per_user_project_and_domain(cluster):

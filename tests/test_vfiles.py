@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quota_service.errors import ApiError, Conflict, NotFound
-from quota_service.vfiles import (
+from quota_service.core.errors import ApiError, Conflict, NotFound
+from quota_service.storage.files import (
     BadPath,
     BadUpload,
     FolderFS,

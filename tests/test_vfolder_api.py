@@ -16,7 +16,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from quota_service.models import Allocation, AuditEntry, VFolder
+from quota_service.core.models import Allocation, AuditEntry, VFolder
 from service_app import served  # noqa: F401
 from vfolder_world import Folders, add_extra_users
 
@@ -141,8 +141,8 @@ async def test_every_endpoint_answers_each_caller_as_the_rules_say(api, case):
 
 
 def test_the_matrix_covers_every_vfolder_operation_but_the_files_api():
-    from quota_service.handlers import vfolders as handlers
-    from quota_service.handlers.openapi import implemented_verbs
+    from quota_service.api import vfolders as handlers
+    from quota_service.api.openapi import implemented_verbs
 
     covered = set()
     for _id, method, template, *_ in CASES:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from quota_service import db, ledger, mounts
-from quota_service.errors import Invalid
-from quota_service.models import Allocation
-from quota_service.schemas import InternalAllocationCreate
+from quota_service.core import db
+from quota_service.scheduling import ledger
+from quota_service.storage import mounts
+from quota_service.core.errors import Invalid
+from quota_service.core.models import Allocation
+from quota_service.core.schemas import InternalAllocationCreate
 from vfolder_world import folders  # noqa: F401
 
 C = mounts.Candidate

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quota_service import storage
+from quota_service.storage import hosts as storage
 
 MOUNTINFO = """\
 22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw

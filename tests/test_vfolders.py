@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from quota_service import storage, vfolders
-from quota_service.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from quota_service.models import VFolderInvitation, VFolderShare
+from quota_service.storage import hosts as storage, folders as vfolders
+from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound
+from quota_service.core.models import VFolderInvitation, VFolderShare
 from vfolder_world import INVITEES, folders  # noqa: F401
 
 # --------------------------------------------------------------- access
@@ -96,7 +96,7 @@ def test_add_usage_keeps_the_cache_and_never_goes_below_zero(folders):  # noqa: 
     ("x" * 64, "x" * 64), ("cafe\u0301", "caf\u00e9"), ("Ünïcode Ordner", "Ünïcode Ordner"),
 ])
 def test_good_folder_names_are_kept_nfc_normalised(name, stored):
-    from quota_service.names import check_folder_name
+    from quota_service.core.names import check_folder_name
 
     assert check_folder_name(name) == stored
 
@@ -108,7 +108,7 @@ def test_good_folder_names_are_kept_nfc_normalised(name, stored):
     ("\ud800", "control"), ("back\\slash", "'\\\\'"), ("\u202egnp.txt", "U\\+202E"),
 ])
 def test_bad_folder_names_are_refused_with_the_reason(name, words):
-    from quota_service.names import check_folder_name
+    from quota_service.core.names import check_folder_name
 
     with pytest.raises(ValueError, match=words):
         check_folder_name(name)
@@ -262,7 +262,7 @@ def test_a_host_is_usable_when_the_union_of_the_lists_allows_it(
 # --------------------------------------------------------------- lifecycle
 
 def test_a_folder_made_in_a_transaction_that_rolls_back_leaves_no_directory(folders):  # noqa: F811
-    from quota_service.schemas import VFolderCreate
+    from quota_service.core.schemas import VFolderCreate
 
     with pytest.raises(RuntimeError):
         with folders.tx() as s:
@@ -325,7 +325,7 @@ def test_an_accepted_invitation_shares_the_folder_with_its_permission(folders): 
     with pytest.raises(Hidden):
         folders.get("bob", f["id"])
     with folders.tx() as s:
-        from quota_service import vshares
+        from quota_service.storage import shares as vshares
 
         assert [i["id"] for i in vshares.list_invitations(s, folders.p("bob"))] == [inv["id"]]
         assert [i["id"] for i in vshares.list_invitations(s, folders.p("alice"), "sent")] == [
@@ -378,7 +378,7 @@ def test_an_invitation_to_a_trashed_folder_cannot_be_accepted(folders):  # noqa:
 
 
 def test_a_share_is_revoked_by_wd_holders_or_left_by_its_user(folders):  # noqa: F811
-    from quota_service import vshares
+    from quota_service.storage import shares as vshares
 
     ids = folders.matrix_folders()
     with folders.tx() as s:

@@ -8,9 +8,9 @@ import datetime as dt
 import pytest
 import sqlalchemy as sa
 
-from quota_service import db
-from quota_service.models import Allocation, Node, Project
-from quota_service.waiters import Presence, Waiters, abandoned
+from quota_service.core import db
+from quota_service.core.models import Allocation, Node, Project
+from quota_service.scheduling.waiters import Presence, Waiters, abandoned
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
 

@@ -34,9 +34,9 @@ from bench.hubproc import free_port, wait_for_service
 def prepare(db_url: str, admit: int) -> str:
     """Schema, a domain/project/user with a policy admitting ``admit``; a keypair."""
     os.environ.pop("JUPYTERHUB_API_TOKEN", None)
-    from quota_service import db, keys
+    from quota_service.core import db, keys
     from quota_service.app import HubgridService
-    from quota_service.models import Keypair, ResourcePolicy, User
+    from quota_service.core.models import Keypair, ResourcePolicy, User
 
     svc = HubgridService(db_url=db_url, bootstrap_superadmin="bench", register_local_node=False,
                          nodes=[{"name": "bench-node", "resource_group": "default",

@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from quota_service.scheduler import GPU_MILLI
+from quota_service.scheduling.placement import GPU_MILLI
 
 from .metric import allocation_columns
 from .replay import Run, replay, write_placements

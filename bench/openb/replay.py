@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from quota_service.scheduler import ClusterState, Decision, Node, Strategy
+from quota_service.scheduling.placement import ClusterState, Decision, Node, Strategy
 
 from .trace import Pod
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from quota_service.scheduler import BestFit, FirstFit, Hubgrid, Strategy, WorkloadProfile
-from quota_service.scheduler.fgd import FGD
+from quota_service.scheduling.placement import (
+    BestFit,
+    FirstFit,
+    Hubgrid,
+    Strategy,
+    WorkloadProfile,
+)
+from quota_service.scheduling.placement.fgd import FGD
 
 from .trace import Pod
 

@@ -14,7 +14,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from quota_service.scheduler import GPU_MILLI, Node, Request
+from quota_service.scheduling.placement import GPU_MILLI, Node, Request
 
 
 @dataclass(frozen=True)

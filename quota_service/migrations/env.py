@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from quota_service.models import Base
+from quota_service.core.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -1,0 +1,532 @@
+"""The allocation ledger: the IO edge around admission and placement.
+
+Every decision reads one snapshot and writes its result in ONE transaction
+that holds the ledger lock (``db.ledger_transaction``), so two racing
+requests can never both take the last GPU or pass a limit. The decisions
+themselves are pure: ``admission.decide`` and the placement strategies of
+``quota_service.scheduler``. The pending queue's pass is ``queueing``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import admission, holdings as usage
+from ..core import authz
+from ..sessions import images, registry
+from ..storage import mounts
+from ..tenancy import accounts as tenancy
+from ..core import slots as slotlib
+from ..core.authz import Principal
+from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
+from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePolicy, User
+from ..core.names import format_amount
+from ..tenancy.accounts import _aware, _iso
+from .placement import GPU_MILLI, ClusterState
+from .placement import Node as PNode
+from .placement import Request as PRequest
+from .placement.placement import Decision as Placement
+
+ACTIVE = usage.ACTIVE
+ZERO = Decimal(0)
+THOUSAND = Decimal(1000)
+
+
+# --- reading the world -----------------------------------------------------
+
+def policy_of(s: Session, name: str) -> ResourcePolicy | None:
+    return s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
+
+
+def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
+    if pol is None:  # fail closed: a policy that does not exist allows nothing
+        return admission.Limits(level, name, unspecified_limited=True, max_sessions=0)
+    return admission.Limits(
+        level=level,
+        name=name,
+        slots=slotlib.from_text(pol.total_resource_slots),
+        unspecified_limited=pol.unspecified_limited,
+        max_sessions=pol.max_concurrent_sessions,
+        max_pending_sessions=pol.max_pending_sessions,
+        max_pending_slots=slotlib.from_text(pol.max_pending_resource_slots),
+        max_gpus_per_session=(Decimal(pol.max_gpus_per_session)
+                              if pol.max_gpus_per_session is not None else None),
+    )
+
+
+def may_use_group(user: User, project: Project, rg: ResourceGroup,
+                  pol: ResourcePolicy | None) -> bool:
+    """Union of grants to the domain, the project and the user (Backend.AI),
+    narrowed by the policy's allowed resource groups when it names any."""
+    if not rg.active:
+        return False
+    if pol is not None and pol.allowed_resource_groups and rg.name not in pol.allowed_resource_groups:
+        return False
+    for g in rg.grants:
+        if (g.domain_id == user.domain_id or g.project_id == project.id
+                or g.user_id == user.id):
+            return True
+    return False
+
+
+def node_capacity(n: Node) -> dict[str, Decimal]:
+    cap = slotlib.from_text(n.capacity)
+    if n.devices:
+        cap["gpu"] = Decimal(len(n.devices))
+    return cap
+
+
+def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -> admission.Group:
+    largest: dict[str, Decimal] = {}
+    capacity: dict[str, Decimal] = {}
+    nodes, models = [], []
+    for n in rg.nodes:
+        cap = node_capacity(n)
+        # a drained node still counts for "could this ever fit": it comes back
+        nodes.append(cap)
+        models.append(frozenset(d.model for d in n.devices))
+        for k, v in cap.items():
+            largest[k] = max(largest.get(k, ZERO), v)
+        if n.schedulable:
+            capacity = slotlib.add(capacity, cap)
+    used: dict[str, Decimal] = {}
+    for a in running:
+        used = slotlib.add(used, slotlib.from_text(a.slots))
+    return admission.Group(
+        name=rg.name,
+        accessible=accessible,
+        session_types=frozenset(rg.session_types),
+        largest_node=largest,
+        capacity=capacity,
+        used=used,
+        nodes=tuple(nodes),
+        node_models=tuple(models),
+    )
+
+
+def cluster_state(rg: ResourceGroup, running: list[Allocation]) -> ClusterState:
+    """The group's nodes with what the allocated sessions hold subtracted."""
+    by_node: dict[int, list[Allocation]] = {}
+    for a in running:
+        if a.node_id is not None:
+            by_node.setdefault(a.node_id, []).append(a)
+    nodes = []
+    for rank, n in enumerate(sorted(rg.nodes, key=lambda n: n.name)):
+        cap = slotlib.from_text(n.capacity)
+        cpu = int(cap.get("cpu", ZERO) * THOUSAND)
+        mem = int(cap.get("mem", ZERO))
+        gpu_free = [GPU_MILLI] * len(n.devices)
+        position = {d.index: i for i, d in enumerate(n.devices)}
+        cpu_free, mem_free = cpu, mem
+        for a in by_node.get(n.id, []):
+            amounts = slotlib.from_text(a.slots)
+            cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
+            mem_free -= int(amounts.get("mem", ZERO))
+            for g in a.gpus:
+                gpu_free[position[g["index"]]] -= int(Decimal(g["share"]) * THOUSAND)
+        models = {d.model for d in n.devices}
+        nodes.append(PNode(
+            # a node shrunk below what runs on it has nothing free (not less)
+            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=max(cpu_free, 0),
+            mem_free=max(mem_free, 0), gpu_model=min(models) if models else "",
+            gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
+        ))
+    return ClusterState(nodes)
+
+
+def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PRequest:
+    gpus = amounts.get("gpu", ZERO)
+    shares = amounts.get("gpu.shares", ZERO)
+    return PRequest(
+        cpu=int(amounts.get("cpu", ZERO) * THOUSAND),
+        mem=int(amounts.get("mem", ZERO)),
+        num_gpu=int(gpus) if gpus else (1 if shares else 0),
+        gpu_milli=GPU_MILLI if gpus else int(shares * THOUSAND),
+        models=frozenset(models),
+    )
+
+
+# --- the snapshot of one request --------------------------------------------
+
+def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
+                 held: dict[usage.Key, usage.Held], minus: dict[str, Decimal] | None = None):
+    """(limits, usage) of the user's policy, the project and the domain;
+    ``held``: what the domain's levels hold (``usage.domain_usage``);
+    ``minus``: a pending request's own amounts, left out of the pending."""
+    domain = user.domain
+
+    def of(key: usage.Key) -> admission.Usage:
+        return held.get(key, usage.Held()).usage(minus)
+
+    u, p, d = usage.keys(user.id, project.id, domain.id)
+    return (
+        (policy_limits("user", user.name, policy), of(u)),
+        (admission.Limits(
+            "project", project.name,
+            slots=slotlib.from_text(project.total_resource_slots),
+            max_sessions=project.max_concurrent_sessions), of(p)),
+        (admission.Limits("domain", domain.name,
+                          slots=slotlib.from_text(domain.total_resource_slots)), of(d)),
+    )
+
+
+class Context:
+    """The rows one request is judged against, read in its transaction."""
+
+    def __init__(self, s: Session, user: User, project: Project, rg: ResourceGroup,
+                 policy_name: str, credential: str, image: str | None = None):
+        self.user, self.project, self.rg = user, project, rg
+        self.domain = user.domain
+        self.image_name = image
+        self.image = registry.facts(s, image, self.domain)
+        self.policy = policy_of(s, policy_name)
+        self.policy_name = policy_name
+        self.credential = credential
+        self.s = s
+        self.held = usage.domain_usage(s, self.domain.id)
+        self.rg_running = list(s.scalars(
+            select(Allocation).where(Allocation.resource_group_id == rg.id,
+                                     Allocation.state == "allocated")
+        ))
+
+    def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
+        held = self.held if exclude is None else usage.domain_usage(self.s, self.domain.id,
+                                                                   exclude)
+        levels = limit_levels(self.user, self.project, self.policy, held)
+        accessible = may_use_group(self.user, self.project, self.rg, self.policy)
+        return admission.Snapshot(now=now, levels=levels,
+                                  group=group_view(self.rg, accessible, self.rg_running),
+                                  image=self.image)
+
+
+#: the slots the spawn form offers and shows the remaining quota of
+FORM_SLOTS = ("cpu", "mem", "gpu", "gpu.shares")
+
+
+def spawn_choices(s: Session, user_name: str) -> dict:
+    """What ``user_name`` may start now, for the hub's spawn form: per active
+    project, the resource groups they may use and what their limits leave
+    (user policy, project and domain together; ``None``: unlimited), and
+    the images their domain may use with each image's minimum."""
+    p = tenancy.principal_for_hub_user(s, user_name)
+    user = s.scalar(select(User).where(User.name == user_name))
+    domain = user.domain
+    policy = policy_of(s, p.policy or user.resource_policy)
+    held = usage.domain_usage(s, domain.id)
+    groups = list(s.scalars(select(ResourceGroup).order_by(ResourceGroup.name)))
+    projects = []
+    for project in s.scalars(select(Project).where(Project.domain_id == domain.id)
+                             .order_by(Project.name)):
+        if (domain.name, project.name) not in p.projects or not project.active:
+            continue
+        levels = limit_levels(user, project, policy, held)
+        left = admission.remaining(levels, FORM_SLOTS)
+        projects.append({
+            "name": project.name,
+            "resource_groups": [
+                {"name": rg.name, "session_types": sorted(rg.session_types)}
+                for rg in groups if may_use_group(user, project, rg, policy)],
+            "remaining": {k: (None if v is None else format_amount(v)) for k, v in left.items()},
+            "sessions_left": admission.sessions_left(levels),
+        })
+    images_ = [{"name": i["name"], "min_slots": i["min_slots"]}
+               for i in registry.list_images(s, p)]
+    return {"user": user.name, "domain": domain.name, "projects": projects, "images": images_}
+
+
+def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, ResourceGroup]:
+    user = s.scalar(select(User).where(User.name == p.name))
+    domain = user.domain
+    if (domain.name, body.project) not in p.projects:
+        raise Hidden(f"project {domain.name}/{body.project} not found")
+    project = s.scalar(select(Project).where(Project.domain_id == domain.id,
+                                             Project.name == body.project))
+    if project is None or not project.active:
+        raise Invalid(f"project {body.project!r} is not active")
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
+    if rg is None:  # the same answer as for a group one may not use: no leak
+        raise Invalid(f"resource group {body.resource_group} is not available to you",
+                      detail=[{"code": "access", "kind": "refuse", "level": "resource-group",
+                               "name": body.resource_group,
+                               "text": f"resource group {body.resource_group} is not available to you"}])
+    if body.priority and not p.administers(user.domain.name):
+        raise Denied("only an admin of your domain may set a priority")
+    return user, project, rg
+
+
+def admission_request(ctx: Context, amounts, session_type, queued: bool = False,
+                      models=()):
+    return admission.Request(
+        user=ctx.user.name, keypair=None, project=ctx.project.name,
+        domain=ctx.domain.name, resource_group=ctx.rg.name, slots=amounts,
+        session_type=session_type, queued=queued, gpu_models=frozenset(models),
+        image=ctx.image_name,
+    )
+
+
+def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
+             queued: bool = False, exclude: str | None = None):
+    """(decision, placement or None) for one request, with no writes."""
+    req = admission_request(ctx, amounts, session_type, queued, models)
+    return judge(req, ctx.snapshot(now, exclude),
+                 lambda: cluster_state(ctx.rg, ctx.rg_running), strategy)
+
+
+def judge(req: admission.Request, snap: admission.Snapshot, state, strategy):
+    """(decision, placement or None): admission, then placement on the
+    cluster ``state()`` returns (asked only for an admitted request)."""
+    decision = admission.decide(req, snap)
+    if decision.verdict != "admit":
+        return decision, None
+    placement = strategy.choose(state(), placement_request(req.slots, req.gpu_models))
+    if placement is None:
+        return admission.waiting_for_capacity(req, snap), None
+    return decision, placement
+
+
+# --- models ------------------------------------------------------------------
+
+def allocation_model(s: Session, a: Allocation, base_url: str = "/",
+                     mount_paths: bool = False) -> dict:
+    """The allocation as the API shows it; ``apps`` are the service ports of
+    its image under the hub's ``base_url``, while it is allocated. The
+    vfolder ``mounts`` carry host paths only for the hub (``mount_paths``)."""
+    node = s.get(Node, a.node_id) if a.node_id else None
+    user = s.get(User, a.user_id)
+    project = s.get(Project, a.project_id)
+    apps = []
+    if a.state == "allocated" and a.image:
+        apps = images.session_apps(base_url, user.name, a.server_name,
+                                   registry.service_ports(s, a.image))
+    return {
+        "id": a.id,
+        "user": user.name,
+        "domain": user.domain.name,
+        "project": project.name,
+        "resource_group": s.get(ResourceGroup, a.resource_group_id).name,
+        "session_type": a.session_type,
+        "slots": a.slots,
+        "gpu_models": a.gpu_models,
+        "state": a.state,
+        "node": node.name if node else None,
+        "backend_url": node.backend_url if node else None,
+        "gpus": a.gpus,
+        "reasons": a.reasons,
+        "created_at": _iso(a.created_at),
+        "admitted_at": _iso(a.admitted_at),
+        "released_at": _iso(a.released_at),
+        "release_reason": a.release_reason,
+        "origin": a.origin,
+        "image": a.image,
+        "server_name": a.server_name,
+        "command": a.command,
+        "apps": apps,
+        "exit_code": a.exit_code,
+        "ended_at": _iso(a.ended_at),
+        "log_purged_at": _iso(a.log_purged_at),
+        "mounts": list(a.mounts or []) if mount_paths else mounts.public(a.mounts or []),
+    }
+
+
+def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
+    """The GPUs of a placement by device index (placement counts positions
+    in the node's device list, which need not start at 0 or be contiguous)."""
+    devices = _node(rg, placement.node).devices
+    return [{"index": devices[i].index, "share": format_amount(Decimal(m) / THOUSAND)}
+            for i, m in placement.gpus]
+
+
+def _node(rg: ResourceGroup, name: str) -> Node:
+    return next(n for n in rg.nodes if n.name == name)
+
+
+def _node_id(rg: ResourceGroup, name: str) -> int:
+    return _node(rg, name).id
+
+
+# --- the verbs ---------------------------------------------------------------
+
+def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
+           origin: str = "api", base_url: str = "/", hosts=None,
+           mount_paths: bool = False) -> dict:
+    """Admit and place now, queue as pending, or refuse (Invalid with reasons).
+
+    ``dry_run``: the same judgement, nothing written. ``hosts``: the vfolder
+    storage hosts; given, the session's mounts are resolved (the folders
+    ``body.vfolders`` names and every dot-folder; see ``mounts``) before
+    anything is written.
+    """
+    user, project, rg = _lookup_request(s, p, body)
+    requested = list(getattr(body, "vfolders", None) or [])
+    if hosts is not None:
+        session_mounts = mounts.resolve(mounts.candidates(s, user, project, hosts), requested)
+    elif requested:
+        raise Invalid("vfolders: this request cannot mount vfolders")
+    else:
+        session_mounts = []
+    amounts = dict(body.slots)
+    ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential,
+                  body.image)
+    decision, placement = evaluate(ctx, amounts, body.gpu_models, body.session_type, now, strategy)
+    ahead = blocking_queue(s, rg)
+    if placement is not None and ahead:
+        # earlier requests wait for capacity: do not overtake them
+        placement = None
+        decision = admission.waiting_in_line(
+            admission_request(ctx, amounts, body.session_type, models=body.gpu_models),
+            ctx.snapshot(now), ahead)
+    reasons = [r.as_dict() for r in decision.reasons]
+    if dry_run:
+        return {
+            "verdict": decision.verdict,
+            "fits_now": placement is not None,
+            "node": placement.node if placement else None,
+            "gpus": placement_gpus(rg, placement) if placement else [],
+            "reasons": reasons,
+        }
+    if decision.verdict == "refuse":
+        raise Invalid(decision.text, detail=reasons)
+    a = Allocation(
+        id=str(uuid.uuid4()), user_id=user.id, keypair=p.keypair, project_id=project.id,
+        domain_id=user.domain_id, resource_group_id=rg.id, session_type=body.session_type,
+        slots=slotlib.to_text(amounts), gpu_models=sorted(body.gpu_models),
+        priority=body.priority, created_at=now, reasons=reasons, origin=origin,
+        state="allocated" if placement else "pending",
+        image=body.image, server_name=body.server_name, command=body.command,
+        mounts=session_mounts,
+    )
+    if placement is not None:
+        a.node_id = _node_id(rg, placement.node)
+        a.gpus = placement_gpus(rg, placement)
+        a.admitted_at = now
+        a.reasons = []
+    s.add(a)
+    s.flush()
+    return allocation_model(s, a, base_url, mount_paths)
+
+
+def blocking_queue(s: Session, rg: ResourceGroup) -> int:
+    """How many pending requests of the group still hold the head of the line."""
+    pending = s.execute(select(Allocation.reasons).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending",
+        Allocation.passes < rg.hol_passes))
+    return sum(1 for (reasons,) in pending
+               if reasons and all(r["level"] == "resource-group" for r in reasons))
+
+
+def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
+    a = get_allocation(s, alloc_id)
+    owner = s.get(User, a.user_id)
+    if not authz.can_see_user(p, owner.name, owner.domain.name):
+        raise Hidden(f"allocation {alloc_id!r} not found")
+    return a
+
+
+def get_allocation(s: Session, alloc_id: str) -> Allocation:
+    a = s.get(Allocation, alloc_id)
+    if a is None:
+        raise NotFound(f"allocation {alloc_id!r} not found")
+    return a
+
+
+def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,
+            base_url: str = "/") -> dict:
+    """End an allocation the caller may see (or cancel a pending one). Idempotent.
+
+    An allocation held by a hub server is released by the hub when the server
+    stops; through the API it would free a GPU the server still uses."""
+    a = visible_allocation(s, p, alloc_id)
+    if a.origin == "hub" and a.state == "allocated":
+        raise Conflict("this allocation belongs to a running server: stop the server instead")
+    return release_allocation(s, a, now, reason, base_url=base_url)
+
+
+def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
+                       exit_code: int | None = None, base_url: str = "/",
+                       mount_paths: bool = False) -> dict:
+    """End an allocation exactly once: a session that ran is released (it
+    ended now, with ``exit_code`` when the spawner knows it), a pending one
+    cancelled. Releasing it again changes nothing and answers the same."""
+    if a.state in ACTIVE:
+        if a.state == "allocated":
+            a.state, a.ended_at, a.exit_code = "released", now, exit_code
+        else:
+            a.state = "cancelled"
+        a.released_at = now
+        a.release_reason = reason[:255]
+        s.flush()
+    return allocation_model(s, a, base_url, mount_paths)
+
+
+def list_allocations(s: Session, p: Principal, state: str | None, user: str | None,
+                     base_url: str = "/") -> list[dict]:
+    q = select(Allocation).order_by(Allocation.created_at)
+    if state:
+        q = q.where(Allocation.state == state)
+    out = []
+    for a in s.scalars(q):
+        owner = s.get(User, a.user_id)
+        if user and owner.name != user:
+            continue
+        if authz.can_see_user(p, owner.name, owner.domain.name):
+            out.append(allocation_model(s, a, base_url))
+    return out
+
+
+# --- the hub -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What one reconciliation with the hub did."""
+
+    released: list[str]
+    #: when an allocation spared for being too young leaves its grace:
+    #: reconcile again then (None: nothing is waiting to be confirmed)
+    recheck_at: dt.datetime | None = None
+
+
+def reconcile(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
+              now: dt.datetime, pending_servers: frozenset[tuple[str, str]] = frozenset(),
+              ) -> Reconciled:
+    """Release hub-held allocations that no hub server holds any more (the
+    server died or was removed while the hub or the service was down).
+
+    ``held`` is what the hub's servers reported at ``as_of``;
+    ``pending_servers`` the (user, server name) of servers the hub lists as
+    pending, which hold the allocations of that name too (a spawn whose
+    allocation the spawner has not recorded yet). Allocations made less than
+    ``grace`` seconds before ``as_of`` are left alone, their spawner may not
+    have recorded them yet: ``recheck_at`` says when to look again."""
+    cutoff = as_of - dt.timedelta(seconds=grace)
+    released: list[str] = []
+    recheck: dt.datetime | None = None
+    rows = s.execute(select(Allocation, User.name).join(User, User.id == Allocation.user_id)
+                     .where(Allocation.origin == "hub", Allocation.state.in_(ACTIVE)))
+    for a, user in rows:
+        if a.id in held:
+            continue
+        created = _aware(a.created_at)
+        if (user, a.server_name) in pending_servers:
+            due = max(created, as_of) + dt.timedelta(seconds=grace)
+        elif created < cutoff:
+            age = (as_of - created).total_seconds()
+            release_allocation(s, a, now, f"no hub server holds it (reconciled {age:.0f} s "
+                               "after it was made)")
+            released.append(a.id)
+            continue
+        else:
+            due = created + dt.timedelta(seconds=grace)
+        recheck = due if recheck is None else min(recheck, due)
+    return Reconciled(released, recheck)
+
+
+def reconcile_hub(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
+                  now: dt.datetime) -> list[str]:
+    """``reconcile``'s released ids."""
+    return reconcile(s, held, as_of, grace, now).released

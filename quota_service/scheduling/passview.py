@@ -1,0 +1,104 @@
+"""What one queue pass reads once and keeps current as it admits.
+
+Judging a queued request needs what its user, project and domain hold, the
+group's free capacity, its policy and its image. ``ledger.Context`` reads
+those per request; a pass over a long queue reads them once here, and moves
+a request's amounts from pending to used when it admits it, so judging one
+request costs the same however long the queue is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import admission, ledger, holdings as usage
+from ..sessions import registry
+from ..core import slots as slotlib
+from ..core.models import Allocation, Domain, Keypair, Project, ResourceGroup, ResourcePolicy, User
+
+
+class PassView:
+    """The rows a pass over ``rg``'s queue judges its requests against."""
+
+    def __init__(self, s: Session, rg: ResourceGroup, running: list[Allocation]):
+        self.s, self.rg, self.running = s, rg, running
+        self._held: dict[usage.Key, usage.Held] = {}
+        self._domains: set[int] = set()
+        self._policies: dict[str, ResourcePolicy | None] = {}
+        self._keypairs: dict[str, str | None] = {}
+        self._images: dict[tuple[str | None, int], admission.ImageFacts | None] = {}
+        self._group: admission.Group | None = None
+        self._cluster = None
+
+    # -- reading, once -----------------------------------------------------------
+
+    def _load(self, domain_id: int) -> None:
+        if domain_id not in self._domains:
+            self._domains.add(domain_id)
+            self._held.update(usage.domain_usage(self.s, domain_id))
+
+    def _count(self, a: Allocation, amounts, sign: int) -> None:
+        if a.domain_id in self._domains:
+            usage.count(self._held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
+
+    def policy(self, a: Allocation, user: User) -> ResourcePolicy | None:
+        """The policy a queued request is judged by: its keypair's, else its user's."""
+        name = None
+        if a.keypair:
+            if a.keypair not in self._keypairs:
+                k = self.s.scalar(select(Keypair).where(Keypair.access_key == a.keypair))
+                self._keypairs[a.keypair] = k.resource_policy if k is not None else None
+            name = self._keypairs[a.keypair]
+        name = name or user.resource_policy
+        if name not in self._policies:
+            self._policies[name] = ledger.policy_of(self.s, name)
+        return self._policies[name]
+
+    def image(self, name: str | None, domain: Domain) -> admission.ImageFacts | None:
+        key = (name, domain.id)
+        if key not in self._images:
+            self._images[key] = registry.facts(self.s, name, domain)
+        return self._images[key]
+
+    def cluster(self):
+        """The group's nodes with what runs on them subtracted."""
+        if self._cluster is None:
+            self._cluster = ledger.cluster_state(self.rg, self.running)
+        return self._cluster
+
+    # -- judging -------------------------------------------------------------------
+
+    def snapshot(self, a: Allocation, amounts, user: User, project: Project,
+                 policy: ResourcePolicy | None, now: dt.datetime) -> admission.Snapshot:
+        """What ``ledger.Context.snapshot(now, exclude=a.id)`` would give."""
+        domain = user.domain
+        self._load(domain.id)
+        own = amounts if a.state == "pending" else None
+        levels = ledger.limit_levels(user, project, policy, self._held, own)
+        if self._group is None:
+            self._group = ledger.group_view(self.rg, True, self.running)
+        accessible = ledger.may_use_group(user, project, self.rg, policy)
+        return admission.Snapshot(now=now, levels=levels,
+                                  group=dataclasses.replace(self._group, accessible=accessible),
+                                  image=self.image(a.image, domain))
+
+    # -- what the pass changed ---------------------------------------------------------
+
+    def admitting(self, a: Allocation, amounts) -> None:
+        """Call before ``a`` turns from pending to allocated."""
+        self._count(a, amounts, -1)
+        self._group = self._cluster = None
+
+    def admitted(self, a: Allocation, amounts) -> None:
+        """Call after ``a`` was admitted (its state is "allocated")."""
+        self.running.append(a)
+        self._count(a, amounts, 1)
+
+    def cancelling(self, a: Allocation) -> None:
+        """Call before a pending ``a`` is cancelled."""
+        if a.domain_id in self._domains:  # (its slots load only then)
+            self._count(a, slotlib.from_text(a.slots), -1)

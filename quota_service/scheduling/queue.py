@@ -1,0 +1,243 @@
+"""The pending queue of a resource group: its order and the scheduling pass.
+
+``schedule`` is one pass over a group's queue in one ledger transaction: it
+cancels what nobody waits for any more, what waited too long and what can
+no longer be met, and admits and places what fits, in queue order. Which
+requests are abandoned is decided by the caller (``waiters.abandoned``) and
+given as data; the admission decisions are ``ledger.evaluate``'s.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Callable, Mapping
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, load_only
+
+from . import admission, ledger, waiters
+from ..tenancy import audit
+from ..core import db
+from ..core import slots as slotlib
+from ..core.models import Allocation, Project, ResourceGroup, User
+from .passview import PassView
+from ..tenancy.accounts import _aware
+
+ZERO = Decimal(0)
+
+
+@dataclass
+class PassResult:
+    """What one pass over a group's queue did."""
+
+    group: str
+    admitted: list[str] = field(default_factory=list)
+    #: (allocation id, domain, reason) of the requests the pass cancelled
+    cancelled: list[tuple[str, str, str]] = field(default_factory=list)
+    #: how many requests are still pending after the pass
+    pending: int = 0
+
+
+#: seconds after which a pass judges every request again, whatever the memo says
+MEMO_MAX_AGE = 60.0
+
+
+def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence | None,
+                 abandon_after: float, log, memos: dict[str, Memo] | None = None,
+                 generation: Callable[[], int] | None = None) -> list[PassResult]:
+    """One pass over every resource group's queue, each in its own ledger
+    transaction (blocking: run it in a worker thread). ``presence``: who
+    waited for what lately (None: judge nobody abandoned). ``memos`` (kept
+    by the caller between passes) and ``generation`` (``Waiters.generation``)
+    spare judging again what cannot have changed. Cancellations are written
+    to the access log; admissions and cancellations are logged."""
+    with db.transaction(factory) as s:
+        groups = list(s.scalars(select(ResourceGroup.name)))
+        gone: dict[str, str] = {}
+        if presence is not None:
+            pending = s.execute(select(Allocation.id, Allocation.created_at).where(
+                Allocation.origin == "hub", Allocation.state == "pending")).all()
+            gone = waiters.abandoned(((i, _aware(c)) for i, c in pending), presence, now,
+                                     abandon_after)
+    results = []
+    for name in groups:
+        memo = memos.setdefault(name, Memo()) if memos is not None else None
+        if memo is not None and time.monotonic() - memo.at > MEMO_MAX_AGE:
+            memo.generation = None  # now and then, judge everybody again
+        with db.ledger_transaction(factory) as s:
+            # read holding the ledger lock: what committed before is in this pass
+            current = generation() if generation is not None else None
+            result = schedule(s, name, now, strategy, gone, memo, current)
+        results.append(result)
+        if result.admitted:
+            log.info("resource group %s: admitted %d request(s) from the queue (%d still "
+                     "pending): %s", name, len(result.admitted), result.pending,
+                     ", ".join(result.admitted))
+        for alloc_id, domain, reason in result.cancelled:
+            log.info("resource group %s: cancelled pending request %s: %s", name, alloc_id,
+                     reason)
+            audit.record(factory, audit.Record(
+                action="allocation.cancel", outcome="success", status=200, domain=domain,
+                credential="service", target=alloc_id, detail=reason), now)
+    return results
+
+
+def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allocation]):
+    if rg.queue_order == "priority":
+        return sorted(pending, key=lambda a: (-a.priority, _aware(a.created_at), a.id))
+    if rg.queue_order == "drf":
+        return drf_order(rg, pending, running)
+    return sorted(pending, key=lambda a: (_aware(a.created_at), a.id))
+
+
+def drf_order(rg, pending, running):
+    """Dominant resource fairness: the user holding the smallest dominant
+    share of the group's capacity goes first."""
+    capacity = ledger.group_view(rg, True, []).capacity
+    held: dict[int, dict[str, Decimal]] = {}
+    for a in running:
+        held[a.user_id] = slotlib.add(held.get(a.user_id, {}), slotlib.from_text(a.slots))
+
+    def dominant(a):
+        mine = held.get(a.user_id, {})
+        shares = [v / capacity[k] for k, v in mine.items() if capacity.get(k)]
+        return (max(shares, default=ZERO), _aware(a.created_at), a.id)
+
+    return sorted(pending, key=dominant)
+
+
+@dataclass
+class Memo:
+    """What a group's last pass found, to judge again only what may differ.
+
+    While the world a decision reads is unchanged (``generation``: see
+    ``waiters.Waiters.generation``), a request that had to wait still has
+    to, for the same kind of reason: the next pass counts its pass without
+    judging it again. Any admission, release or setting change moves the
+    generation and the next pass judges everyone again.
+    """
+
+    generation: int | None = None
+    #: allocation id -> it waited for capacity (not for its own limits)
+    waited: dict[str, bool] = field(default_factory=dict)
+    #: when it was last made from a pass that judged everybody (monotonic)
+    at: float = 0.0
+
+
+QUEUE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.priority, Allocation.passes,
+                 Allocation.state, Allocation.user_id, Allocation.project_id,
+                 Allocation.domain_id, Allocation.resource_group_id)
+
+
+def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
+             abandoned: Mapping[str, str] | None = None, memo: Memo | None = None,
+             generation: int | None = None) -> PassResult:
+    """One pass over a group's pending queue.
+
+    ``abandoned``: pending requests nobody waits for any more, with the
+    reason they are cancelled; they are cancelled first, never admitted.
+    Head-of-line: a request that waits for capacity blocks the ones behind it
+    (so a large request is not starved by a stream of small ones) for at most
+    ``hol_passes`` passes; after that it is skipped and smaller requests may
+    go first. Waiting on one's own limits never blocks anybody else.
+    Requests pending longer than the group's ``pending_timeout`` are cancelled.
+    ``memo``: the group's last pass, reused when ``generation`` is still its
+    generation; updated for the next pass.
+    """
+    result = PassResult(rg_name)
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == rg_name))
+    if rg is None:
+        return result
+    # what ordering and counting read; the rest loads for the requests judged
+    pending = list(s.scalars(select(Allocation).options(load_only(*QUEUE_COLUMNS)).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
+    running = list(s.scalars(select(Allocation).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
+    abandoned = abandoned or {}
+    view = PassView(s, rg, running)
+    known = memo.waited if (memo is not None and generation is not None
+                            and memo.generation == generation) else {}
+    waited: dict[str, bool] = {}
+    blocked = False  # the head of the line waits for capacity
+
+    def cancel(a: Allocation, reason: str) -> None:
+        view.cancelling(a)
+        a.state, a.released_at = "cancelled", now
+        a.release_reason = reason[:255]
+        result.cancelled.append((a.id, s.get(User, a.user_id).domain.name, a.release_reason))
+
+    for a in queue_order(rg, pending, running):
+        if a.id in abandoned:
+            cancel(a, abandoned[a.id])
+            continue
+        if rg.pending_timeout is not None and (
+            now - _aware(a.created_at)
+        ).total_seconds() > rg.pending_timeout:
+            cancel(a, f"pending longer than {rg.pending_timeout} s")
+            continue
+        if blocked:
+            continue  # behind the head of the line: only cancellations this pass
+        if a.id in known and not result.admitted:
+            waits_for_capacity = waited[a.id] = known[a.id]
+        else:
+            decision, placement = judge(s, view, rg, a, now, strategy)
+            if placement is not None:
+                amounts = slotlib.from_text(a.slots)
+                view.admitting(a, amounts)
+                a.state, a.admitted_at, a.reasons = "allocated", now, []
+                a.node_id = ledger._node_id(rg, placement.node)
+                a.gpus = ledger.placement_gpus(rg, placement)
+                view.admitted(a, amounts)
+                result.admitted.append(a.id)
+                continue
+            reasons = [r.as_dict() for r in decision.reasons]
+            if reasons != a.reasons:
+                a.reasons = reasons
+            if decision.verdict == "refuse":  # e.g. its project was deactivated
+                cancel(a, decision.text)
+                continue
+            waits_for_capacity = waited[a.id] = all(
+                r.level == "resource-group" for r in decision.reasons)
+        if a.passes <= rg.hol_passes:  # past it, counting changes nothing
+            a.passes += 1
+        if waits_for_capacity and a.passes <= rg.hol_passes:
+            blocked = True  # head of line: hold the others back for now
+    s.flush()
+    if memo is not None:
+        if not known:
+            memo.at = time.monotonic()
+        memo.generation = generation if not result.admitted else None
+        memo.waited = waited
+    result.pending = sum(1 for a in pending if a.state == "pending")
+    return result
+
+
+def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.datetime,
+          strategy):
+    """(decision, placement or None) for a queued request."""
+    user = s.get(User, a.user_id)
+    project = s.get(Project, a.project_id)
+    refusal = inactive(user, project)
+    if refusal is not None:
+        return refusal, None
+    amounts = slotlib.from_text(a.slots)
+    policy = view.policy(a, user)
+    req = admission.Request(
+        user=user.name, keypair=None, project=project.name, domain=user.domain.name,
+        resource_group=rg.name, slots=amounts, session_type=a.session_type, queued=True,
+        gpu_models=frozenset(a.gpu_models), image=a.image)
+    snap = view.snapshot(a, amounts, user, project, policy, now)
+    return ledger.judge(req, snap, view.cluster, strategy)
+
+
+def inactive(user: User, project: Project) -> admission.Decision | None:
+    """A refusal when the user, their domain or the project was deactivated."""
+    for level, thing in (("domain", user.domain), ("project", project), ("user", user)):
+        if not thing.active:
+            return admission.Decision("refuse", (admission.Reason(
+                "inactive", admission.REFUSE, level, thing.name,
+                message=f"{level} {thing.name} is not active"),))
+    return None

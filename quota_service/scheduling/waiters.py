@@ -1,0 +1,264 @@
+"""Who waits for which pending allocation, and telling them when it changes.
+
+A pending spawner long-polls ``GET internal/allocations/{id}?wait=N``: the
+handler registers a future here and sleeps on it. Nothing polls the
+database for them: every committed transaction of the service that changed
+an allocation's ``state`` or ``reasons`` (the scheduling pass, a release, a
+cancel, the reconciler, a container's exit) wakes that allocation's waiters
+once it has committed (``watch`` hooks the session factory), and each
+waiter re-reads once. The last model a waiter read is cached until the
+next change, so the steady trickle of re-polls costs no database reads.
+
+The registry also remembers when each pending request was last waited for
+(a connected long-poll, or any GET of it): ``presence`` is the snapshot the
+scheduling pass judges abandoned requests by (``abandoned`` is pure), so a
+request whose spawner died with its hub is cancelled instead of admitted.
+
+Everything but the SQLAlchemy hooks runs on the event loop's thread; the
+hooks hand their ids to the loop with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+from sqlalchemy import event, inspect
+
+from ..core.models import (
+    Allocation,
+    Device,
+    Domain,
+    Image,
+    Keypair,
+    Membership,
+    Node,
+    Project,
+    ResourceGroup,
+    ResourceGroupGrant,
+    ResourcePolicy,
+    User,
+)
+
+#: Session.info keys (per registry): the allocation ids a transaction
+#: changed, and whether it changed what queue decisions read
+CHANGED = "hubgrid_changed_allocations"
+DECIDING = "hubgrid_changed_decisions"
+
+
+@dataclass(frozen=True)
+class Presence:
+    """When each request was last waited for, as the scheduling pass sees it."""
+
+    #: seconds since the service started: nobody is judged before the
+    #: spawners had that long to come back to a restarted service
+    uptime: float
+    #: allocation id -> seconds since a waiter last left (0: one is connected)
+    quiet: Mapping[str, float] = field(default_factory=dict)
+
+
+def abandoned(pending: Iterable[tuple[str, dt.datetime]], presence: Presence,
+              now: dt.datetime, after: float) -> dict[str, str]:
+    """The pending requests nobody has waited for in more than ``after``
+    seconds, with the reason they are cancelled. ``pending``: (id, created
+    at) of the hub's pending requests. Pure.
+
+    A request is given ``after`` seconds from its creation and from the
+    service's start before it can be judged; a known waiter's absence counts
+    from when it left."""
+    out: dict[str, str] = {}
+    for alloc_id, created in pending:
+        quiet = min(presence.quiet.get(alloc_id, math.inf), presence.uptime,
+                    (now - created).total_seconds())
+        if quiet > after:
+            out[alloc_id] = (f"abandoned: nobody has waited for it for {quiet:.0f} s "
+                             f"(pending_abandon_after is {after:g} s)")
+    return out
+
+
+class Waiters:
+    """Long-poll waiters by allocation id, their presence and a model cache."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.started = clock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: dict[str, set[asyncio.Future]] = {}
+        #: id -> when its last waiter left or it was last read
+        self._last_seen: dict[str, float] = {}
+        #: id -> how many changes were announced (a read older than the last
+        #: change must not be cached)
+        self._version: dict[str, int] = {}
+        self._cache: dict[str, tuple[int, dict]] = {}
+        #: moves with every write that may change a queue decision (an
+        #: allocation starting or ending, any limit, grant, node, image or
+        #: membership): once when flushed and again once committed, so a pass
+        #: that read it before the commit cannot take the old world for current
+        self.generation = 0
+        self._generation_lock = threading.Lock()
+
+    # -- waiting ---------------------------------------------------------------
+
+    def wait(self, alloc_id: str) -> asyncio.Future:
+        """A future set when ``alloc_id`` changes; register before reading it,
+        so no change between the read and the wait is missed."""
+        self._loop = asyncio.get_running_loop()
+        fut = self._loop.create_future()
+        self._waiting.setdefault(alloc_id, set()).add(fut)
+        return fut
+
+    def leave(self, alloc_id: str, fut: asyncio.Future) -> None:
+        """The waiter answered or its connection closed."""
+        waiting = self._waiting.get(alloc_id)
+        if waiting is not None:
+            waiting.discard(fut)
+            if not waiting:
+                del self._waiting[alloc_id]
+        self.seen(alloc_id)
+
+    def seen(self, alloc_id: str) -> None:
+        """Somebody asked for it (any GET of the allocation)."""
+        self._last_seen[alloc_id] = self.clock()
+
+    def connected(self, alloc_id: str) -> int:
+        return len(self._waiting.get(alloc_id, ()))
+
+    def __len__(self) -> int:
+        return sum(len(w) for w in self._waiting.values())
+
+    def presence(self, forget_after: float) -> Presence:
+        """The snapshot ``abandoned`` judges by; forgets who was last seen
+        more than ``forget_after`` seconds ago (unknown counts the same)."""
+        now = self.clock()
+        quiet = {}
+        for alloc_id, when in list(self._last_seen.items()):
+            if now - when > forget_after:
+                del self._last_seen[alloc_id]
+            else:
+                quiet[alloc_id] = now - when
+        for alloc_id in self._waiting:
+            quiet[alloc_id] = 0.0
+        return Presence(uptime=now - self.started, quiet=quiet)
+
+    # -- changes ---------------------------------------------------------------
+
+    def changed(self, ids: Iterable[str]) -> int:
+        """Wake the waiters of ``ids`` (on the loop's thread); how many were woken."""
+        woken = 0
+        for alloc_id in ids:
+            self._version[alloc_id] = self._version.get(alloc_id, 0) + 1
+            self._cache.pop(alloc_id, None)
+            for fut in self._waiting.get(alloc_id, ()):
+                if not fut.done():
+                    fut.set_result(True)
+                    woken += 1
+        if len(self._version) > 10 * (len(self._waiting) + 1000):
+            # versions and models only matter while somebody waits: keep them small
+            self._version = {k: v for k, v in self._version.items() if k in self._waiting}
+            self._cache = {k: v for k, v in self._cache.items() if k in self._waiting}
+        return woken
+
+    def changed_threadsafe(self, ids: Iterable[str]) -> None:
+        """``changed`` from any thread (a no-op before anybody waited)."""
+        ids = list(ids)
+        loop = self._loop
+        if not ids or loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(self.changed, ids)
+        except RuntimeError:  # the loop closed meanwhile
+            pass
+
+    def watch(self, factory) -> None:
+        """Announce, after each commit of ``factory``'s sessions, the
+        allocations whose state or reasons it changed, and count the
+        ``generation`` of what queue decisions read."""
+        event.listen(factory, "after_flush", self._after_flush)
+        event.listen(factory, "after_commit", self._after_commit)
+        event.listen(factory, "after_rollback", self._after_rollback)
+
+    def _keys(self) -> tuple[str, str]:
+        return f"{CHANGED}:{id(self)}", f"{DECIDING}:{id(self)}"
+
+    def _after_flush(self, session, _flush_context) -> None:
+        changed_key, deciding_key = self._keys()
+        changed, deciding = _collect(session)
+        session.info.setdefault(changed_key, set()).update(changed)
+        if deciding:
+            session.info[deciding_key] = True
+            self._next_generation()  # before the commit too: see ``generation``
+
+    def _after_commit(self, session) -> None:
+        changed_key, deciding_key = self._keys()
+        if session.info.pop(deciding_key, False):
+            self._next_generation()
+        self.changed_threadsafe(session.info.pop(changed_key, ()))
+
+    def _after_rollback(self, session) -> None:
+        for key in self._keys():
+            session.info.pop(key, None)
+
+    def _next_generation(self) -> None:
+        with self._generation_lock:
+            self.generation += 1
+
+    # -- the cache of what waiters read ----------------------------------------
+
+    def version(self, alloc_id: str) -> int:
+        return self._version.get(alloc_id, 0)
+
+    def cached(self, alloc_id: str) -> dict | None:
+        hit = self._cache.get(alloc_id)
+        if hit is not None and hit[0] == self.version(alloc_id):
+            return hit[1]
+        return None
+
+    def remember(self, alloc_id: str, version: int, model: dict) -> None:
+        """Cache a pending model a waiter read at ``version`` (not if it
+        changed since, nor when nobody waits for it)."""
+        if alloc_id not in self._waiting:
+            return
+        if model.get("state") == "pending" and version == self.version(alloc_id):
+            self._cache[alloc_id] = (version, model)
+        elif model.get("state") != "pending":
+            self._cache.pop(alloc_id, None)
+
+
+#: what queue decisions read besides allocations
+DECISIVE = (Domain, Project, User, Membership, Keypair, ResourcePolicy, ResourceGroup,
+            ResourceGroupGrant, Node, Device, Image)
+#: columns whose change decides nothing (bookkeeping)
+UNDECISIVE = {"last_used_at", "passes", "reasons", "log_purged_at"}
+
+
+def _changed_keys(obj) -> set[str]:
+    return {attr.key for attr in inspect(obj).attrs if attr.history.has_changes()}
+
+
+def _collect(session) -> tuple[set[str], bool]:
+    """(ids of the allocations whose state or reasons a flush changes,
+    whether it changes what queue decisions read)."""
+    changed: set[str] = set()
+    decisive = False
+    for obj in session.new:
+        if isinstance(obj, Allocation):
+            changed.add(obj.id)
+            decisive |= obj.state == "allocated"
+        elif isinstance(obj, DECISIVE):
+            decisive = True
+    for obj in session.dirty:
+        if isinstance(obj, Allocation):
+            state = inspect(obj).attrs.state.history
+            if state.has_changes() or inspect(obj).attrs.reasons.history.has_changes():
+                changed.add(obj.id)
+            # capacity and usage change only when an allocation starts or ends
+            decisive |= "allocated" in (*state.added, *state.deleted)
+        elif isinstance(obj, DECISIVE) and _changed_keys(obj) - UNDECISIVE:
+            decisive = True
+    decisive |= any(isinstance(obj, (Allocation, *DECISIVE)) for obj in session.deleted)
+    return changed, decisive
