@@ -1,7 +1,10 @@
 """Generate docs/config-reference.md from the traitlets help texts.
 
-    python -m hub_ext.configdoc > docs/config-reference.md
+    .venv/bin/python scripts/configdoc.py > docs/config-reference.md
 
+A docs tool, not part of any package: it imports the service, the
+authenticator and the spawners, which the hub-side ``hub_ext`` must not.
+Run as a script, it documents the checkout it sits in.
 ``tests/test_docs.py`` fails when the committed file is out of date.
 """
 
@@ -9,12 +12,18 @@ from __future__ import annotations
 
 import inspect
 import sys
+from pathlib import Path
 
-from authenticator import HubgridAuthenticator
-from quota_service.app import HubgridService
-from spawner import HubgridSpawnerMixin
-from spawner.docker import HubgridDockerSpawner
-from spawner.slurm import HubgridSlurmSpawner, SlurmJobSpawner
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
+
+from authenticator import HubgridAuthenticator  # noqa: E402
+from quota_service.app import HubgridService  # noqa: E402
+from spawner import HubgridSpawnerMixin  # noqa: E402
+from spawner.docker import HubgridDockerSpawner  # noqa: E402
+from spawner.slurm import HubgridSlurmSpawner, SlurmJobSpawner  # noqa: E402
+
+COMMAND = "python scripts/configdoc.py > docs/config-reference.md"
 
 CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin, HubgridDockerSpawner,
            SlurmJobSpawner, HubgridSlurmSpawner]
@@ -48,8 +57,8 @@ def render() -> str:
     out = [
         "# Configuration reference",
         "",
-        "Generated from the traitlets help texts by `python -m hub_ext.configdoc`;",
-        "do not edit by hand.",
+        "Generated from the traitlets help texts by",
+        f"`{COMMAND}`; do not edit by hand.",
         "",
         "- `HubgridAuthenticator` settings go in `jupyterhub_config.py`",
         "  (`c.HubgridAuthenticator.<name> = ...`); so do the spawner mixin's",
