@@ -18,7 +18,7 @@ from .fragmentation import fragmentation
 from .hubgrid import Hubgrid
 from .placement import GPU_MILLI, Decision, Node, Request, fits
 from .state import ClusterState, PlacementError
-from .strategy import NodeScorer, Strategy
+from .strategy import FragmentationGradient, NodeScorer, Strategy
 from .workload import WorkloadProfile
 
 
@@ -28,7 +28,7 @@ def place(state: ClusterState, request: Request, strategy: Strategy) -> Decision
 
 
 __all__ = [
-    "GPU_MILLI", "BestFit", "ClusterState", "Decision", "FirstFit", "Hubgrid", "Node",
-    "NodeScorer", "PlacementError", "Request", "Strategy", "WorkloadProfile", "fits",
-    "fragmentation", "place",
+    "GPU_MILLI", "BestFit", "ClusterState", "Decision", "FirstFit", "FragmentationGradient",
+    "Hubgrid", "Node", "NodeScorer", "PlacementError", "Request", "Strategy", "WorkloadProfile",
+    "fits", "fragmentation", "place",
 ]

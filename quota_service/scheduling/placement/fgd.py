@@ -8,16 +8,16 @@ fragmentation against a profile of typical requests is
 where frag_m is the node's free GPU milli that m could not use: all of it
 if m is CPU-only, excluded by model, or does not fit (GPUs or CPU), else
 the free milli of the GPUs with less free than m needs. The score is
-``int(100·sigmoid((F(before) − F(after)) / 1000))``, ties to the lowest rank.
+``int(100·sigmoid((F(before) − F(after)) / 1000))``, ties to the lowest rank
+(the loop is :class:`~.strategy.FragmentationGradient`'s). Memory is not
+part of the measure.
 """
 
 from __future__ import annotations
 
-import math
-
-from .placement import GPU_MILLI, Request, lowest_free_gpus
+from .placement import Request
 from .state import ClusterState
-from .strategy import Gpus, NodeScorer
+from .strategy import FragmentationGradient, Measure
 from .workload import WorkloadProfile
 
 
@@ -36,33 +36,12 @@ def fgd_fragmentation(profile: WorkloadProfile, model: str, cpu_free: int, gpu_f
     return frag
 
 
-class FGD(NodeScorer):
+class FGD(FragmentationGradient):
     name = "fgd"
 
     def __init__(self, profile: WorkloadProfile) -> None:
         self.profile = profile
 
-    def evaluate(self, state: ClusterState, i: int, request: Request) -> tuple[float, Gpus] | None:
-        if not state.fits(i, request):
-            return None
-        model, gpu_free = state.model[i], state.gpu_free[i]
-        cpu_after = state.cpu_free[i] - request.cpu
-        before = fgd_fragmentation(self.profile, model, state.cpu_free[i], gpu_free)
-        if request.is_share:
-            best = None
-            for g, free in enumerate(gpu_free):
-                if free >= request.gpu_milli:
-                    after = list(gpu_free)
-                    after[g] -= request.gpu_milli
-                    f = fgd_fragmentation(self.profile, model, cpu_after, after)
-                    if best is None or f < best[0]:
-                        best = (f, ((g, request.gpu_milli),))
-            frag_after, gpus = best
-        else:
-            gpus = lowest_free_gpus(request, gpu_free) if request.num_gpu else ()
-            after = list(gpu_free)
-            for g, milli in gpus:
-                after[g] -= milli
-            frag_after = fgd_fragmentation(self.profile, model, cpu_after, after)
-        x = (before - frag_after) / GPU_MILLI
-        return float(int(100 / (1 + math.exp(-x)))), gpus
+    def measure(self, state: ClusterState, request: Request) -> Measure:
+        profile = self.profile
+        return lambda model, cpu, mem, gpus: fgd_fragmentation(profile, model, cpu, gpus)

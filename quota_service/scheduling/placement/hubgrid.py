@@ -17,25 +17,25 @@ typical requests (:class:`~.workload.WorkloadProfile`). The differences:
   from one end and keeps whole nodes free for multi-GPU requests.
 
 Without a profile, a request is judged against more of the same kind.
-Scores depend only on the node and the request, so the per-node cache of
-:class:`~.strategy.NodeScorer` applies; fragmentation values are memoised by
-node shape (model, free CPU, free memory, sorted free GPUs).
+The loop (before and after, the GPUs tried, the bucketed score) is
+:class:`~.strategy.FragmentationGradient`'s. Scores depend only on the node
+and the request, so the per-node cache of :class:`~.strategy.NodeScorer`
+applies; fragmentation values are memoised by node shape (model, free CPU,
+free memory, sorted free GPUs).
 """
 
 from __future__ import annotations
 
-import math
-
 from .fragmentation import fragmentation
-from .placement import GPU_MILLI, Request, fits_values, lowest_free_gpus
+from .placement import GPU_MILLI, Request, fits_values
 from .state import ClusterState
-from .strategy import Gpus, NodeScorer
+from .strategy import FragmentationGradient, Measure
 from .workload import WorkloadProfile
 
 MEMO_LIMIT = 200_000
 
 
-class Hubgrid(NodeScorer):
+class Hubgrid(FragmentationGradient):
     name = "hubgrid"
 
     def __init__(
@@ -104,35 +104,6 @@ class Hubgrid(NodeScorer):
             )
         return value
 
-    def evaluate(self, state: ClusterState, i: int, request: Request) -> tuple[float, Gpus] | None:
-        if not state.fits(i, request):
-            return None
+    def measure(self, state: ClusterState, request: Request) -> Measure:
         typical = self.typical(state) if self.profile else ((request, 1.0),)
-        model, gpu_free = state.model[i], state.gpu_free[i]
-        cpu, mem = state.cpu_free[i], state.mem_free[i]
-        before = self._frag(typical, request, model, cpu, mem, tuple(sorted(gpu_free)))
-        cpu -= request.cpu
-        mem -= request.mem
-        if request.is_share:
-            milli = request.gpu_milli
-            best: tuple[float, Gpus] | None = None
-            tried = set()
-            for g, free in enumerate(gpu_free):
-                if free < milli or free in tried:
-                    continue
-                tried.add(free)  # GPUs with equal free give equal shapes: keep the lowest index
-                after = list(gpu_free)
-                after[g] -= milli
-                frag = self._frag(typical, request, model, cpu, mem, tuple(sorted(after)))
-                if best is None or frag < best[0]:
-                    best = (frag, ((g, milli),))
-            assert best is not None  # fits() found a GPU with room
-            frag_after, gpus = best
-        else:
-            gpus = lowest_free_gpus(request, gpu_free) if request.num_gpu else ()
-            after = list(gpu_free)
-            for g, milli in gpus:
-                after[g] -= milli
-            frag_after = self._frag(typical, request, model, cpu, mem, tuple(sorted(after)))
-        gain = (before - frag_after) / self.resolution
-        return float(int(100 / (1 + math.exp(-gain)))), gpus
+        return lambda model, cpu, mem, gpus: self._frag(typical, request, model, cpu, mem, gpus)

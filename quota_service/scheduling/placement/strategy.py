@@ -10,18 +10,26 @@ the score of a node depends only on that node's state and the request. Such
 scores are cached per request per node and recomputed only for nodes that
 changed since (the state's change log), so a decision costs a few score
 evaluations instead of one per node.
+
+The fragmentation-gradient strategies (FGD and hubgrid's default) share
+their loop too (:class:`FragmentationGradient`): each only says how it
+measures the fragmentation of a node.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from abc import ABC, abstractmethod
-from typing import Protocol
+from typing import Callable, Protocol
 
-from .placement import Decision, Request
+from .placement import GPU_MILLI, Decision, Request, lowest_free_gpus
 from .state import ClusterState
 
 Gpus = tuple[tuple[int, int], ...]
+
+Measure = Callable[[str, int, int, tuple[int, ...]], float]
+"""The fragmentation of a node shape: ``(model, cpu_free, mem_free, sorted gpu_free)``."""
 
 MAX_CACHED_REQUESTS = 512
 """Distinct requests whose node rankings a state keeps (oldest dropped first)."""
@@ -98,3 +106,59 @@ class NodeScorer(ABC):
             return None
         _, _, i, _, gpus = heap[0]
         return Decision(state.names[i], gpus)
+
+
+class FragmentationGradient(NodeScorer):
+    """A request goes where it increases the node's fragmentation the least.
+
+    For each node that fits, the fragmentation before and after placing the
+    request is measured: whole GPUs are the lowest-indexed free ones; a
+    share tries each GPU with room (one per distinct free amount, the lowest
+    index) and keeps the one leaving the least fragmentation, the lowest
+    index on ties. The score is ``int(100·sigmoid((before − after) / resolution))``,
+    so near-equal choices fall to the node rank.
+
+    Subclasses implement :meth:`measure`. The measure must not depend on
+    the order of the free GPUs (it is given them sorted).
+    """
+
+    name = "fragmentation-gradient"
+    resolution: float = GPU_MILLI
+    """Milli-GPU of fragmentation change per unit of the sigmoid before bucketing."""
+
+    @abstractmethod
+    def measure(self, state: ClusterState, request: Request) -> Measure:
+        """How to measure a node's fragmentation while deciding where ``request`` goes."""
+
+    def evaluate(self, state: ClusterState, i: int, request: Request) -> tuple[float, Gpus] | None:
+        if not state.fits(i, request):
+            return None
+        frag = self.measure(state, request)
+        model, gpu_free = state.model[i], state.gpu_free[i]
+        cpu, mem = state.cpu_free[i], state.mem_free[i]
+        before = frag(model, cpu, mem, tuple(sorted(gpu_free)))
+        cpu -= request.cpu
+        mem -= request.mem
+        if request.is_share:
+            milli = request.gpu_milli
+            best: tuple[float, Gpus] | None = None
+            tried = set()
+            for g, free in enumerate(gpu_free):
+                if free < milli or free in tried:
+                    continue
+                tried.add(free)  # GPUs with equal free give equal shapes: keep the lowest index
+                after = list(gpu_free)
+                after[g] -= milli
+                value = frag(model, cpu, mem, tuple(sorted(after)))
+                if best is None or value < best[0]:
+                    best = (value, ((g, milli),))
+            assert best is not None  # fits() found a GPU with room
+            frag_after, gpus = best
+        else:
+            gpus = lowest_free_gpus(request, gpu_free) if request.num_gpu else ()
+            after = list(gpu_free)
+            for g, milli in gpus:
+                after[g] -= milli
+            frag_after = frag(model, cpu, mem, tuple(sorted(after)))
+        gain = (before - frag_after) / self.resolution
+        return float(int(100 / (1 + math.exp(-gain)))), gpus
