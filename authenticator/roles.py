@@ -42,7 +42,7 @@ def hub_roles(identity: dict, builtin: dict[str, dict]) -> list[dict]:
     roles: list[dict] = [builtin["user"], dict(USER_ROLE)]
     if identity["admin"]:
         roles.append(builtin["admin"])
-    if identity["role"] == "domain-admin":
+    if identity["domain_admin"]:
         roles.append(
             {
                 "name": domain_admin_role_name(identity["domain"]),

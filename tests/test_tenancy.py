@@ -296,7 +296,7 @@ def test_duplicate_user_is_a_conflict_even_in_another_domain(tenancy):
 
 
 def test_a_user_created_in_a_race_is_still_a_conflict(tenancy, monkeypatch):
-    monkeypatch.setattr(manager, "_user", lambda s, name: None)
+    monkeypatch.setattr(manager, "user_named", lambda s, name: None)
     refused(tenancy, Conflict, manager.create_user, tenancy.principal("root"),
             UserCreate(name="alice", domain="acme"))
 

@@ -18,7 +18,7 @@ from jupyterhub.services.auth import HubOAuthenticated, UserNotAllowed
 from tornado import web
 from tornado.ioloop import IOLoop
 
-from ..tenancy import audit, accounts as tenancy
+from ..tenancy import audit, accounts
 from ..core import forwarded
 from ..core.authz import Principal
 from ..core.db import transaction
@@ -99,7 +99,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
                 raise Unauthenticated("malformed keypair header: use 'Keypair ACCESS:SECRET'")
             self._credential = "keypair"
             with self.transaction() as s:
-                self.principal = tenancy.principal_for_keypair(s, *parsed, self.now())
+                self.principal = accounts.principal_for_keypair(s, *parsed, self.now())
             return
         if scheme == INTERNAL_SCHEME:
             raise Unauthenticated("internal credentials are not accepted here")
@@ -122,7 +122,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             raise Denied("only users may call the hubgrid API")
         self._credential = "token"
         with self.transaction() as s:
-            self.principal = tenancy.principal_for_hub_user(s, model["name"])
+            self.principal = accounts.principal_for_hub_user(s, model["name"])
 
     def get_current_user(self):
         # identity comes from prepare(); never block on a sync hub request

@@ -2,12 +2,12 @@
 
 Each handler declares the files operation of each verb (``operations``);
 every request resolves the caller's permission on the folder through
-``service.folder_access`` and asks ``vfiles.require`` whether it covers the
+``service.folder_access`` and asks ``files.require`` whether it covers the
 operation: ro reads, rw makes new names (upload, mkdir, tus), and whatever
 takes an existing entry away from its path -- delete, move, rename, replace
 (``overwrite=true``) -- needs wd. Paths come in the ``path`` query argument
 (or the JSON body), decoded once by tornado, and go through
-``vfiles.parse_path``.
+``files.parse_path``.
 
 Uploads: a plain ``PUT .../upload`` streams its body (declared with
 Content-Length) to a staging file after the permission and quota checks in
@@ -32,7 +32,7 @@ from urllib.parse import quote
 from pydantic import StrictBool, StrictStr
 from tornado import iostream, web
 
-from ..storage import files as vfiles
+from ..storage import files
 from ..core.errors import ApiError, Conflict, NotFound
 from ..core.schemas import Body, parse
 from .base import APIHandler
@@ -107,11 +107,11 @@ def storage_errors(what: str):
         raise Conflict(f"{what}: {e.strerror or e}") from None
 
 
-def uploads_of(service) -> vfiles.Uploads:
+def uploads_of(service) -> files.Uploads:
     """The service process's uploads (made at its first upload)."""
     uploads = getattr(service, "file_uploads", None)
     if uploads is None:
-        uploads = vfiles.Uploads(
+        uploads = files.Uploads(
             staging_max_age=3600.0 * service.vfolder_staging_max_age_hours,
             tus_idle=3600.0 * service.vfolder_tus_expiry_hours,
         )
@@ -125,7 +125,7 @@ class FolderFilesHandler(APIHandler):
     resource = "vfolder-file"
     #: audit action per HTTP verb
     actions: dict[str, str] = {}
-    #: the files operation of each HTTP verb (``vfiles.OPERATIONS``)
+    #: the files operation of each HTTP verb (``files.OPERATIONS``)
     operations: dict[str, str] = {}
 
     def audit_action(self, method: str) -> str:
@@ -141,7 +141,7 @@ class FolderFilesHandler(APIHandler):
 
     def permit(self, access, overwrite: bool = False) -> None:
         """Denied unless ``access`` covers this verb's operation."""
-        vfiles.require(access.perm, self.operations[self.request.method], overwrite,
+        files.require(access.perm, self.operations[self.request.method], overwrite,
                        access.name)
 
     def raw_argument(self, name: str) -> str:
@@ -150,15 +150,15 @@ class FolderFilesHandler(APIHandler):
         whitespace, changing the name instead of refusing it."""
         values = self.request.query_arguments.get(name, [])
         if len(values) > 1:
-            raise vfiles.BadPath(f"{name}: given {len(values)} times")
+            raise files.BadPath(f"{name}: given {len(values)} times")
         try:
             return values[0].decode("utf-8") if values else ""
         except UnicodeDecodeError:
-            raise vfiles.BadPath(f"{name}: not valid UTF-8") from None
+            raise files.BadPath(f"{name}: not valid UTF-8") from None
 
     def path_arg(self, name: str = "path", root_ok: bool = False) -> tuple[str, ...]:
-        parts = vfiles.parse_path(self.raw_argument(name), root_ok=root_ok)
-        self.audit_detail = f"{name}={vfiles.show(parts)}"
+        parts = files.parse_path(self.raw_argument(name), root_ok=root_ok)
+        self.audit_detail = f"{name}={files.show(parts)}"
         return parts
 
     def flag(self, name: str) -> bool:
@@ -172,7 +172,7 @@ class FolderFilesHandler(APIHandler):
             self.service.folder_usage_changed(folder_id, delta)
 
     @property
-    def uploads(self) -> vfiles.Uploads:
+    def uploads(self) -> files.Uploads:
         return uploads_of(self.service)
 
 
@@ -189,10 +189,10 @@ class FilesHandler(FolderFilesHandler):
         """List a directory (``entries``) or describe a file (needs ro)."""
         access = self.folder(folder_id)
         parts = self.path_arg(root_ok=True)
-        fs = vfiles.FolderFS(access.root)
+        fs = files.FolderFS(access.root)
         with storage_errors("list"):
             entry = fs.stat(parts)
-            entry["path"] = vfiles.show(parts)
+            entry["path"] = files.show(parts)
             if entry["type"] == "dir":
                 entry["entries"] = fs.list(parts)
         self.finish_json(entry)
@@ -205,8 +205,8 @@ class FilesHandler(FolderFilesHandler):
         freed = 0
         try:
             with storage_errors("delete"):
-                freed = vfiles.FolderFS(access.root).delete(parts, recursive)
-        except vfiles.DeleteFailed as e:
+                freed = files.FolderFS(access.root).delete(parts, recursive)
+        except files.DeleteFailed as e:
             freed = e.freed
             raise
         finally:
@@ -224,7 +224,7 @@ class DownloadHandler(FolderFilesHandler):
         access = self.folder(folder_id)
         parts = self.path_arg()
         with storage_errors("download"):
-            fd, st = vfiles.FolderFS(access.root).open_read(parts)
+            fd, st = files.FolderFS(access.root).open_read(parts)
         try:
             size = st.st_size
             rng = parse_range(self.request.headers.get("Range"), size)
@@ -242,7 +242,7 @@ class DownloadHandler(FolderFilesHandler):
                 chunk = os.pread(fd, min(DOWNLOAD_CHUNK, last - pos + 1), pos)
                 if not chunk:  # the file shrank while we sent it
                     self.log.warning("download of %s in vfolder %s: file shrank; closing",
-                                     vfiles.show(parts), folder_id)
+                                     files.show(parts), folder_id)
                     self.request.connection.close()
                     return
                 self.write(chunk)
@@ -267,7 +267,7 @@ class StreamedBody(DrainingBody):
     bytes go to ``self._sink``; a write failure is kept and answered after
     the body, not raised mid-stream."""
 
-    _sink: vfiles.Upload | None = None
+    _sink: files.Upload | None = None
     _failure: Exception | None = None
 
     def body_received(self, chunk: bytes) -> None:
@@ -293,7 +293,7 @@ class UploadHandler(StreamedBody, FolderFilesHandler):
     success = {"put": "201"}
     SUPPORTED_METHODS = ("PUT",)
 
-    _pending: vfiles.Pending | None = None
+    _pending: files.Pending | None = None
 
     async def prepare(self):
         await super().prepare()
@@ -322,7 +322,7 @@ class UploadHandler(StreamedBody, FolderFilesHandler):
                                                      self.usage_changed)
         finally:
             self.uploads.abort(self._pending)
-        entry["path"] = vfiles.show(self._pending.parts)
+        entry["path"] = files.show(self._pending.parts)
         self.created(entry, self.service.api_url("vfolders", folder_id, "files")
                      + "?path=" + quote(entry["path"], safe="/"))
 
@@ -344,11 +344,11 @@ class MkdirHandler(FolderFilesHandler):
         """Make a directory (``parents``: and its missing parents; needs rw)."""
         body = parse(MkdirBody, self.json_body())
         access = self.folder(folder_id)
-        parts = vfiles.parse_path(body.path)
-        self.audit_detail = f"path={vfiles.show(parts)}"
+        parts = files.parse_path(body.path)
+        self.audit_detail = f"path={files.show(parts)}"
         with storage_errors("mkdir"):
-            entry = vfiles.FolderFS(access.root).mkdir(parts, body.parents)
-        entry["path"] = vfiles.show(parts)
+            entry = files.FolderFS(access.root).mkdir(parts, body.parents)
+        entry["path"] = files.show(parts)
         self.created(entry, self.service.api_url("vfolders", folder_id, "files")
                      + "?path=" + quote(entry["path"], safe="/"))
 
@@ -363,14 +363,14 @@ class MoveHandler(FolderFilesHandler):
         """Move or rename inside the folder (``overwrite`` replaces a file; needs wd)."""
         body = parse(MoveBody, self.json_body())
         access = self.folder(folder_id, body.overwrite)
-        src, dst = vfiles.parse_path(body.src), vfiles.parse_path(body.dst)
-        self.audit_detail = f"{vfiles.show(src)} -> {vfiles.show(dst)}"
-        fs = vfiles.FolderFS(access.root)
+        src, dst = files.parse_path(body.src), files.parse_path(body.dst)
+        self.audit_detail = f"{files.show(src)} -> {files.show(dst)}"
+        fs = files.FolderFS(access.root)
         with storage_errors("move"):
             freed = fs.move(src, dst, body.overwrite)
         self.usage_changed(folder_id, -freed)
         entry = fs.stat(dst)
-        entry["path"] = vfiles.show(dst)
+        entry["path"] = files.show(dst)
         self.finish_json(entry)
 
 
@@ -397,7 +397,7 @@ def _header_int(handler, name: str) -> int | None:
     if value is None:
         return None
     if not re.fullmatch(r"[0-9]{1,19}", value):
-        raise vfiles.BadUpload(f"{name}: not a byte count: {value[:30]!r}")
+        raise files.BadUpload(f"{name}: not a byte count: {value[:30]!r}")
     return int(value)
 
 
@@ -424,30 +424,30 @@ class TusCreateHandler(TusMixin, FolderFilesHandler):
         ``overwrite``; needs rw, wd to overwrite)."""
         self.check_tus_version()
         if "Upload-Defer-Length" in self.request.headers:
-            raise vfiles.BadUpload("Upload-Defer-Length is not supported: send Upload-Length")
+            raise files.BadUpload("Upload-Defer-Length is not supported: send Upload-Length")
         length = _header_int(self, "Upload-Length")
         if length is None:
-            raise vfiles.BadUpload("Upload-Length: required (the upload's size in bytes)")
+            raise files.BadUpload("Upload-Length: required (the upload's size in bytes)")
         if self.request.body:
-            raise vfiles.BadUpload("creation-with-upload is not supported: send the bytes "
+            raise files.BadUpload("creation-with-upload is not supported: send the bytes "
                                    "with PATCH")
-        meta = vfiles.parse_metadata(self.request.headers.get("Upload-Metadata", ""))
+        meta = files.parse_metadata(self.request.headers.get("Upload-Metadata", ""))
         target = meta.get("path", meta.get("filename"))
         if target is None:
-            raise vfiles.BadUpload("Upload-Metadata: 'path' (or 'filename') is required")
+            raise files.BadUpload("Upload-Metadata: 'path' (or 'filename') is required")
         overwrite = meta.get("overwrite", "false").lower()
         if overwrite not in ("true", "false"):
-            raise vfiles.BadUpload("Upload-Metadata: 'overwrite' is true or false")
+            raise files.BadUpload("Upload-Metadata: 'overwrite' is true or false")
         overwrite = overwrite == "true"
         access = self.folder(folder_id, overwrite)
-        parts = vfiles.parse_path(target)
-        self.audit_detail = f"path={vfiles.show(parts)} length={length}"
+        parts = files.parse_path(target)
+        self.audit_detail = f"path={files.show(parts)} length={length}"
         created = dt.datetime.now(dt.timezone.utc).isoformat()
         with storage_errors("upload"):
             state = await self.uploads.tus_create(access, self.principal.name, parts, length,
                                                   overwrite, created)
             if length == 0:
-                upload = vfiles.Upload.resume(access.staging, state.part_name, 0)
+                upload = files.Upload.resume(access.staging, state.part_name, 0)
                 await self.uploads.tus_complete(access, state, upload, self.usage_changed)
         self.set_header("Upload-Offset", "0")
         self.created({"id": state.id, "path": state.path, "length": length},
@@ -461,7 +461,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
     success = {"head": "200", "patch": "204", "delete": "204"}
     SUPPORTED_METHODS = ("HEAD", "PATCH", "DELETE")
 
-    _state: vfiles.TusState | None = None
+    _state: files.TusState | None = None
 
     async def prepare(self):
         await super().prepare()
@@ -479,7 +479,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
             raise ApiError("Content-Type: must be application/offset+octet-stream", status=415)
         offset = _header_int(self, "Upload-Offset")
         if offset is None:
-            raise vfiles.BadUpload("Upload-Offset: required")
+            raise files.BadUpload("Upload-Offset: required")
         nbytes = declared_length(self)
         self.request.connection.set_max_body_size(nbytes)
         await self.uploads.tus_reserve(self._access, self._state)
@@ -492,7 +492,7 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
     def head(self, folder_id, upload_id):
         """The upload's offset and length (needs rw)."""
         with storage_errors("upload"):
-            offset = vfiles.tus_offset(self._access.staging, self._state)
+            offset = files.tus_offset(self._access.staging, self._state)
         self.set_header("Upload-Offset", str(offset))
         self.set_header("Upload-Length", str(self._state.length))
         self.finish()

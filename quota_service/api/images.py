@@ -7,8 +7,9 @@ Image names hold '/' and ':': a name is accepted URL-encoded
 
 from __future__ import annotations
 
+from ..core import authz
+
 from ..sessions import registry
-from ..scheduling.inventory import require_superadmin
 from ..core.schemas import ImageCreate, ImageUpdate, parse
 from .base import APIHandler
 
@@ -38,7 +39,7 @@ class ImageScanHandler(APIHandler):
     async def post(self):
         """Scan the Docker hosts for session images and record them (superadmins)."""
         self.audit_target = "scan"
-        require_superadmin(self.principal, "scan for images")
+        authz.require_superadmin(self.principal, "scan for images")
         report = await self.service.scan_images()
         self.audit_detail = report.summary
         self.finish_json(report.as_dict())

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import re
 
-from ..tenancy import audit, accounts as tenancy
+from ..tenancy import audit, accounts
 from ..core import db
 from ..scheduling import ledger
-from ..sessions import logs as sessionlogs
+from ..sessions import logs
 from ..core.errors import ApiError
 from ..core.schemas import InternalAllocationCreate, LoginEvent, parse
 from .base import APIHandler
@@ -31,9 +31,9 @@ class LoginHandler(APIHandler):
             return
         try:
             with self.transaction() as s:
-                u = tenancy.resolve_login(s, event.username, self.service.default_domain,
+                u = accounts.resolve_login(s, event.username, self.service.default_domain,
                                           self.service.default_project)
-                model = tenancy.identity(s, u)
+                model = accounts.identity(s, u)
         except ApiError as e:
             self._record(audit.Record(outcome="denied", status=e.status, detail=e.message, **rec))
             raise
@@ -53,7 +53,7 @@ class IdentityHandler(APIHandler):
 
     def get(self, name):
         with self.transaction() as s:
-            self.finish_json(tenancy.identity_of(s, name))
+            self.finish_json(accounts.identity_of(s, name))
 
 
 class SyncHandler(APIHandler):
@@ -82,7 +82,7 @@ class InternalAllocationsHandler(APIHandler):
     def post(self):
         body = parse(InternalAllocationCreate, self.json_body())
         with db.transaction(self.service.session_factory) as s:
-            p = tenancy.principal_for_hub_user(s, body.user)
+            p = accounts.principal_for_hub_user(s, body.user)
         with db.ledger_transaction(self.service.session_factory) as s:
             model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub",
                                   base_url=self.service.hub_base_url,
@@ -196,7 +196,7 @@ class InternalLogHandler(APIHandler):
     def post(self, alloc_id):
         """Append the request body (bytes, as they come) to the session's log."""
         with db.transaction(self.service.session_factory) as s:
-            size, truncated = sessionlogs.append_log(
+            size, truncated = logs.append_log(
                 s, self.service.log_store, alloc_id, self.request.body,
                 self.service.session_log_retention_days)
         self.finish_json({"size": size, "truncated": truncated})

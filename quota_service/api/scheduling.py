@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..scheduling import ledger, inventory as resources
-from ..sessions import logs as sessionlogs
+from ..scheduling import inventory, ledger
+from ..tenancy import policies
+from ..sessions import logs
 from ..core.db import ledger_transaction
 from ..core.errors import Hidden
 from ..core.schemas import (
@@ -26,13 +27,13 @@ class PoliciesHandler(APIHandler):
 
     def get(self):
         with self.transaction() as s:
-            self.finish_json(resources.list_policies(s, self.principal))
+            self.finish_json(policies.list_policies(s, self.principal))
 
     def post(self):
         body = parse(ResourcePolicyCreate, self.json_body())
         self.audit_target = body.name
         with self.transaction() as s:
-            model = resources.create_policy(s, self.principal, body)
+            model = policies.create_policy(s, self.principal, body)
         self.created(model, self.service.api_url("resource-policies", body.name))
 
 
@@ -43,19 +44,19 @@ class PolicyHandler(APIHandler):
     def get(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            self.finish_json(resources.get_policy(s, self.principal, name))
+            self.finish_json(policies.get_policy(s, self.principal, name))
 
     def patch(self, name):
         self.audit_target = name
         body = parse(ResourcePolicyUpdate, self.json_body())
         with self.transaction() as s:
-            model = resources.update_policy(s, self.principal, name, body)
+            model = policies.update_policy(s, self.principal, name, body)
         self.finish_json(model)
 
     def delete(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            resources.delete_policy(s, self.principal, name)
+            policies.delete_policy(s, self.principal, name)
         self.no_content()
 
 
@@ -65,13 +66,13 @@ class GroupsHandler(APIHandler):
 
     def get(self):
         with self.transaction() as s:
-            self.finish_json(resources.list_groups(s, self.principal))
+            self.finish_json(inventory.list_groups(s, self.principal))
 
     def post(self):
         body = parse(ResourceGroupCreate, self.json_body())
         self.audit_target = body.name
         with self.transaction() as s:
-            model = resources.create_group(s, self.principal, body)
+            model = inventory.create_group(s, self.principal, body)
         self.created(model, self.service.api_url("resource-groups", body.name))
 
 
@@ -82,19 +83,19 @@ class GroupHandler(APIHandler):
     def get(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            self.finish_json(resources.get_group(s, self.principal, name))
+            self.finish_json(inventory.get_group(s, self.principal, name))
 
     def patch(self, name):
         self.audit_target = name
         body = parse(ResourceGroupUpdate, self.json_body())
         with self.transaction() as s:
-            model = resources.update_group(s, self.principal, name, body)
+            model = inventory.update_group(s, self.principal, name, body)
         self.finish_json(model)
 
     def delete(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            resources.delete_group(s, self.principal, name)
+            inventory.delete_group(s, self.principal, name)
         self.no_content()
 
 
@@ -108,15 +109,15 @@ class GrantsHandler(APIHandler):
         self.audit_target = name
         body = parse(Grant, self.json_body())
         with self.transaction() as s:
-            added = resources.grant(s, self.principal, name, body)
-            model = resources.get_group(s, self.principal, name)
+            added = inventory.grant(s, self.principal, name, body)
+            model = inventory.get_group(s, self.principal, name)
         self.finish_json(model, 201 if added else 200)
 
     def delete(self, name):
         self.audit_target = name
         body = parse(Grant, self.json_body())
         with self.transaction() as s:
-            resources.revoke(s, self.principal, name, body)
+            inventory.revoke(s, self.principal, name, body)
         self.no_content()
 
 
@@ -126,13 +127,13 @@ class NodesHandler(APIHandler):
 
     def get(self):
         with self.transaction() as s:
-            self.finish_json(resources.list_nodes(s, self.principal))
+            self.finish_json(inventory.list_nodes(s, self.principal))
 
     def post(self):
         body = parse(NodeCreate, self.json_body())
         self.audit_target = body.name
         with self.transaction() as s:
-            model = resources.create_node(s, self.principal, body)
+            model = inventory.create_node(s, self.principal, body)
         self.created(model, self.service.api_url("nodes", body.name))
 
 
@@ -143,20 +144,20 @@ class NodeHandler(APIHandler):
     def get(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            self.finish_json(resources.get_node(s, self.principal, name))
+            self.finish_json(inventory.get_node(s, self.principal, name))
 
     def patch(self, name):
         self.audit_target = name
         body = parse(NodeUpdate, self.json_body())
         with self.transaction() as s:
-            model = resources.update_node(s, self.principal, name, body)
+            model = inventory.update_node(s, self.principal, name, body)
         self.finish_json(model)
         self.service.schedule_soon()
 
     def delete(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            resources.delete_node(s, self.principal, name)
+            inventory.delete_node(s, self.principal, name)
         self.no_content()
 
 
@@ -238,7 +239,7 @@ class AllocationLogHandler(APIHandler):
         self.audit_target = alloc_id
         tail = self.int_argument("tail", 0, 2**40)
         with self.transaction() as s:
-            data = sessionlogs.read_log(s, self.principal, self.service.log_store, alloc_id,
+            data = logs.read_log(s, self.principal, self.service.log_store, alloc_id,
                                         tail, self.service.session_log_retention_days)
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(data.decode("utf-8", errors="replace"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tenancy import accounts as tenancy
+from ..tenancy import accounts
 from ..core.db import ledger_transaction
 from ..core.schemas import (
     DomainCreate,
@@ -23,7 +23,7 @@ class MeHandler(APIHandler):
 
     def get(self):
         with self.transaction() as s:
-            self.finish_json(tenancy.me(s, self.principal))
+            self.finish_json(accounts.me(s, self.principal))
 
 
 class DomainsHandler(APIHandler):
@@ -32,13 +32,13 @@ class DomainsHandler(APIHandler):
 
     def get(self):
         with self.transaction() as s:
-            self.finish_json(tenancy.list_domains(s, self.principal))
+            self.finish_json(accounts.list_domains(s, self.principal))
 
     def post(self):
         body = parse(DomainCreate, self.json_body())
         self.audit_target = self.audit_domain = body.name
         with self.transaction() as s:
-            model = tenancy.create_domain(s, self.principal, body)
+            model = accounts.create_domain(s, self.principal, body)
         self.service.mirror.request_sync()
         self.created(model, self.service.api_url("domains", body.name))
 
@@ -53,20 +53,20 @@ class DomainHandler(APIHandler):
     def get(self, name):
         self.prepare_target(name)
         with self.transaction() as s:
-            self.finish_json(tenancy.get_domain(s, self.principal, name))
+            self.finish_json(accounts.get_domain(s, self.principal, name))
 
     def patch(self, name):
         self.prepare_target(name)
         body = parse(DomainUpdate, self.json_body())
         # the ledger lock: deactivating a domain may take away the last superadmin
         with ledger_transaction(self.service.session_factory) as s:
-            model = tenancy.update_domain(s, self.principal, name, body)
+            model = accounts.update_domain(s, self.principal, name, body)
         self.finish_json(model)
 
     def delete(self, name):
         self.prepare_target(name)
         with self.transaction() as s:
-            tenancy.delete_domain(s, self.principal, name)
+            accounts.delete_domain(s, self.principal, name)
         self.service.mirror.request_sync()
         self.no_content()
 
@@ -80,7 +80,7 @@ class ProjectsHandler(APIHandler):
     def get(self, domain=None):
         domain = domain or self.get_query_argument("domain", None)
         with self.transaction() as s:
-            self.finish_json(tenancy.list_projects(s, self.principal, domain))
+            self.finish_json(accounts.list_projects(s, self.principal, domain))
 
 
 class DomainProjectsHandler(ProjectsHandler):
@@ -91,7 +91,7 @@ class DomainProjectsHandler(ProjectsHandler):
         self.audit_domain = domain
         self.audit_target = f"{domain}/{body.name}"
         with self.transaction() as s:
-            model = tenancy.create_project(s, self.principal, domain, body)
+            model = accounts.create_project(s, self.principal, domain, body)
         self.service.mirror.request_sync()
         self.created(model, self.service.api_url("domains", domain, "projects", body.name))
 
@@ -107,19 +107,19 @@ class ProjectHandler(APIHandler):
     def get(self, domain, name):
         self.prepare_target(domain, name)
         with self.transaction() as s:
-            self.finish_json(tenancy.get_project(s, self.principal, domain, name))
+            self.finish_json(accounts.get_project(s, self.principal, domain, name))
 
     def patch(self, domain, name):
         self.prepare_target(domain, name)
         body = parse(ProjectUpdate, self.json_body())
         with self.transaction() as s:
-            model = tenancy.update_project(s, self.principal, domain, name, body)
+            model = accounts.update_project(s, self.principal, domain, name, body)
         self.finish_json(model)
 
     def delete(self, domain, name):
         self.prepare_target(domain, name)
         with self.transaction() as s:
-            tenancy.delete_project(s, self.principal, domain, name)
+            accounts.delete_project(s, self.principal, domain, name)
         self.service.mirror.request_sync()
         self.no_content()
 
@@ -130,7 +130,7 @@ class MembersHandler(APIHandler):
     def get(self, domain, project):
         self.audit_domain = domain
         with self.transaction() as s:
-            self.finish_json(tenancy.list_members(s, self.principal, domain, project))
+            self.finish_json(accounts.list_members(s, self.principal, domain, project))
 
 
 class MemberHandler(APIHandler):
@@ -143,15 +143,15 @@ class MemberHandler(APIHandler):
     def put(self, domain, project, user):
         self.prepare_target(domain, project, user)
         with self.transaction() as s:
-            added = tenancy.add_member(s, self.principal, domain, project, user)
-            members = tenancy.list_members(s, self.principal, domain, project)
+            added = accounts.add_member(s, self.principal, domain, project, user)
+            members = accounts.list_members(s, self.principal, domain, project)
         self.service.mirror.request_sync()
         self.finish_json(members, 201 if added else 200)
 
     def delete(self, domain, project, user):
         self.prepare_target(domain, project, user)
         with self.transaction() as s:
-            tenancy.remove_member(s, self.principal, domain, project, user)
+            accounts.remove_member(s, self.principal, domain, project, user)
         self.service.mirror.request_sync()
         self.no_content()
 
@@ -164,13 +164,13 @@ class UsersHandler(APIHandler):
     def get(self):
         domain = self.get_query_argument("domain", None)
         with self.transaction() as s:
-            self.finish_json(tenancy.list_users(s, self.principal, domain))
+            self.finish_json(accounts.list_users(s, self.principal, domain))
 
     def post(self):
         body = parse(UserCreate, self.json_body())
         self.audit_target, self.audit_domain = body.name, body.domain
         with self.transaction() as s:
-            model = tenancy.create_user(s, self.principal, body)
+            model = accounts.create_user(s, self.principal, body)
         self.service.mirror.request_sync()
         self.created(model, self.service.api_url("users", body.name))
 
@@ -182,14 +182,14 @@ class UserHandler(APIHandler):
     def get(self, name):
         self.audit_target = name
         with self.transaction() as s:
-            self.finish_json(tenancy.get_user(s, self.principal, name))
+            self.finish_json(accounts.get_user(s, self.principal, name))
 
     def patch(self, name):
         self.audit_target = name
         body = parse(UserUpdate, self.json_body())
         # the ledger lock: two last superadmins demoting each other are decided in turn
         with ledger_transaction(self.service.session_factory) as s:
-            model = tenancy.update_user(s, self.principal, name, body)
+            model = accounts.update_user(s, self.principal, name, body)
         self.audit_domain = model["domain"]
         self.service.mirror.request_sync()
         self.finish_json(model)
@@ -197,7 +197,7 @@ class UserHandler(APIHandler):
     def delete(self, name):
         self.audit_target = name
         with ledger_transaction(self.service.session_factory) as s:
-            self.audit_domain = tenancy.delete_user(s, self.principal, name)
+            self.audit_domain = accounts.delete_user(s, self.principal, name)
         self.service.mirror.request_sync()
         self.no_content()
 
@@ -210,13 +210,13 @@ class KeypairsHandler(APIHandler):
     def get(self):
         user = self.get_query_argument("user", None)
         with self.transaction() as s:
-            self.finish_json(tenancy.list_keypairs(s, self.principal, user))
+            self.finish_json(accounts.list_keypairs(s, self.principal, user))
 
     def post(self):
         body = parse(KeypairCreate, self.json_body())
         self.audit_target = body.user or self.principal.name
         with self.transaction() as s:
-            model = tenancy.create_keypair(s, self.principal, body, self.now())
+            model = accounts.create_keypair(s, self.principal, body, self.now())
         self.audit_target = f"{model['user']}/{model['access_key']}"
         self.audit_domain = model["domain"]
         self.created(model, self.service.api_url("keypairs", model["access_key"]))
@@ -229,20 +229,20 @@ class KeypairHandler(APIHandler):
     def get(self, access_key):
         self.audit_target = access_key
         with self.transaction() as s:
-            self.finish_json(tenancy.get_keypair(s, self.principal, access_key))
+            self.finish_json(accounts.get_keypair(s, self.principal, access_key))
 
     def patch(self, access_key):
         self.audit_target = access_key
         body = parse(KeypairUpdate, self.json_body())
         with self.transaction() as s:
-            model = tenancy.update_keypair(s, self.principal, access_key, body, self.now())
+            model = accounts.update_keypair(s, self.principal, access_key, body, self.now())
         self.audit_domain = model["domain"]
         self.finish_json(model)
 
     def delete(self, access_key):
         self.audit_target = access_key
         with self.transaction() as s:
-            self.audit_domain = tenancy.delete_keypair(s, self.principal, access_key)
+            self.audit_domain = accounts.delete_keypair(s, self.principal, access_key)
         self.no_content()
 
 

@@ -7,7 +7,7 @@ The files inside a folder are served by ``handlers/files.py``
 from __future__ import annotations
 
 from ..core import db
-from ..storage import folders as vfolders, shares as vshares
+from ..storage import folders, shares
 from ..core.schemas import InvitationCreate, VFolderCreate, VFolderUpdate, parse
 from .base import APIHandler
 
@@ -18,7 +18,7 @@ class HostsHandler(APIHandler):
     def get(self):
         """The storage hosts the caller may make folders on, with their capabilities."""
         with self.transaction() as s:
-            self.finish_json(vfolders.list_hosts(s, self.principal,
+            self.finish_json(folders.list_hosts(s, self.principal,
                                                  self.service.vfolder_hosts_resolved))
 
 
@@ -31,7 +31,7 @@ class FoldersHandler(APIHandler):
     def get(self):
         """The folders the caller may see."""
         with self.transaction() as s:
-            self.finish_json(vfolders.list_folders(
+            self.finish_json(folders.list_folders(
                 s, self.principal, self.get_query_argument("status", None),
                 self.get_query_argument("project", None)))
 
@@ -41,7 +41,7 @@ class FoldersHandler(APIHandler):
         self.audit_target = body.name
         # the ledger lock serialises creates: two cannot both take the last place
         with db.ledger_transaction(self.service.session_factory) as s:
-            model = vfolders.create(s, self.principal, body, self.now(),
+            model = folders.create(s, self.principal, body, self.now(),
                                     self.service.vfolder_storage)
         self.audit_target, self.audit_domain = model["id"], model["owner"]["domain"]
         self.created(model, self.service.api_url("vfolders", model["id"]))
@@ -55,14 +55,14 @@ class FolderHandler(APIHandler):
         """One folder (a trashed one only for those holding wd)."""
         self.audit_target = folder_id
         with self.transaction() as s:
-            self.finish_json(vfolders.get(s, self.principal, folder_id))
+            self.finish_json(folders.get(s, self.principal, folder_id))
 
     def patch(self, folder_id):
         """Rename a folder (wd); its files and mounts stay where they are."""
         self.audit_target = folder_id
         body = parse(VFolderUpdate, self.json_body())
         with self.transaction() as s:
-            model = vfolders.rename(s, self.principal, folder_id, body.name)
+            model = folders.rename(s, self.principal, folder_id, body.name)
         self.audit_domain = model["owner"]["domain"]
         self.finish_json(model)
 
@@ -70,7 +70,7 @@ class FolderHandler(APIHandler):
         """Move a folder to the trash (wd); restore or purge it later."""
         self.audit_target = folder_id
         with self.transaction() as s:
-            self.audit_domain = vfolders.trash(s, self.principal, folder_id, self.now())
+            self.audit_domain = folders.trash(s, self.principal, folder_id, self.now())
         self.no_content()
 
 
@@ -82,7 +82,7 @@ class RestoreHandler(APIHandler):
         """Take a folder out of the trash (wd)."""
         self.audit_target = folder_id
         with self.transaction() as s:
-            model = vfolders.restore(s, self.principal, folder_id)
+            model = folders.restore(s, self.principal, folder_id)
         self.audit_domain = model["owner"]["domain"]
         self.finish_json(model)
 
@@ -98,7 +98,7 @@ class PurgeHandler(APIHandler):
         """Delete a trashed folder and its files for good (wd)."""
         self.audit_target = folder_id
         with self.transaction() as s:
-            self.audit_domain = vfolders.purge(s, self.principal, folder_id,
+            self.audit_domain = folders.purge(s, self.principal, folder_id,
                                                self.service.vfolder_hosts_resolved)
         self.no_content()
 
@@ -115,7 +115,7 @@ class FolderInvitationsHandler(APIHandler):
         self.audit_target = folder_id
         body = parse(InvitationCreate, self.json_body())
         with self.transaction() as s:
-            model = vshares.invite(s, self.principal, folder_id, body, self.now())
+            model = shares.invite(s, self.principal, folder_id, body, self.now())
         self.audit_target = f"{folder_id}:{model['invitee']}"
         self.audit_domain = model["owner"]["domain"]
         self.created(model, self.service.api_url("invitations", model["id"]))
@@ -128,7 +128,7 @@ class SharesHandler(APIHandler):
         """Who the folder is shared with, and how (wd)."""
         self.audit_target = folder_id
         with self.transaction() as s:
-            self.finish_json(vshares.list_shares(s, self.principal, folder_id))
+            self.finish_json(shares.list_shares(s, self.principal, folder_id))
 
 
 class ShareHandler(APIHandler):
@@ -138,7 +138,7 @@ class ShareHandler(APIHandler):
         """Revoke a share (wd), or leave it (its user)."""
         self.audit_target = f"{folder_id}:{user}"
         with self.transaction() as s:
-            self.audit_domain = vshares.revoke(s, self.principal, folder_id, user)
+            self.audit_domain = shares.revoke(s, self.principal, folder_id, user)
         self.no_content()
 
 
@@ -150,7 +150,7 @@ class InvitationsHandler(APIHandler):
     def get(self):
         """The caller's invitations, received or sent."""
         with self.transaction() as s:
-            self.finish_json(vshares.list_invitations(
+            self.finish_json(shares.list_invitations(
                 s, self.principal, self.get_query_argument("direction", None),
                 self.get_query_argument("state", None)))
 
@@ -162,7 +162,7 @@ class InvitationHandler(APIHandler):
         """Cancel a pending invitation (its inviter, or an admin)."""
         self.audit_target = invitation_id
         with self.transaction() as s:
-            self.audit_domain = vshares.cancel(s, self.principal, invitation_id, self.now())
+            self.audit_domain = shares.cancel(s, self.principal, invitation_id, self.now())
         self.no_content()
 
 
@@ -176,7 +176,7 @@ class AnswerHandler(APIHandler):
     def post(self, invitation_id):
         self.audit_target = invitation_id
         with self.transaction() as s:
-            model = getattr(vshares, self.verb)(s, self.principal, invitation_id, self.now())
+            model = getattr(shares, self.verb)(s, self.principal, invitation_id, self.now())
         self.audit_domain = model["owner"]["domain"]
         self.finish_json(model)
 

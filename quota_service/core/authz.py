@@ -35,16 +35,34 @@ class Principal:
 
     @property
     def is_superadmin(self) -> bool:
-        return self.role is Role.superadmin
+        return is_superadmin_role(self.role)
 
     def administers(self, domain: str) -> bool:
         return self.is_superadmin or (
-            self.role is Role.domain_admin and self.domain == domain
+            is_domain_admin_role(self.role) and self.domain == domain
         )
 
 
 def _not_found(kind: str, name: str) -> Hidden:
     return Hidden(f"{kind} {name!r} not found")
+
+
+# --- roles -----------------------------------------------------------------
+
+def is_superadmin_role(role: Role) -> bool:
+    """Does this role hold every right (and the hub's ``admin`` role)?"""
+    return role is Role.superadmin
+
+
+def is_domain_admin_role(role: Role) -> bool:
+    """Does this role administer its own domain (and only it)?"""
+    return role is Role.domain_admin
+
+
+def require_superadmin(p: Principal, what: str) -> None:
+    """Cluster-wide writes (policies, resource groups, nodes, images)."""
+    if not p.is_superadmin:
+        raise Denied(f"only a superadmin may {what}")
 
 
 # --- domains ---------------------------------------------------------------
@@ -94,7 +112,7 @@ def require_see_user(p: Principal, name: str, domain: str) -> None:
 
 def require_create_user(p: Principal, domain: str, role: Role) -> None:
     require_administer(p, domain, "create users in it")
-    if role is Role.superadmin and not p.is_superadmin:
+    if is_superadmin_role(role) and not p.is_superadmin:
         raise Denied("only a superadmin may make a superadmin")
 
 
@@ -105,9 +123,9 @@ def require_change_user(
     require_administer(p, target_domain, "change its users")
     if p.is_superadmin:
         return
-    if target_role is Role.superadmin:
+    if is_superadmin_role(target_role):
         raise Denied("a domain admin may not change a superadmin")
-    if changes.get("role") is Role.superadmin:
+    if changes.get("role") is not None and is_superadmin_role(changes["role"]):
         raise Denied("only a superadmin may make a superadmin")
     if "domain" in changes and changes["domain"] != target_domain:
         raise Denied("only a superadmin may move a user to another domain")
@@ -121,9 +139,16 @@ def user_listing_scope(p: Principal) -> str | None:
     """Which domain's users ``p`` may list: None for all; Denied for users."""
     if p.is_superadmin:
         return None
-    if p.role is Role.domain_admin:
+    if is_domain_admin_role(p.role):
         return p.domain
     raise Denied("only admins may list users")
+
+
+# --- resource policies -----------------------------------------------------
+
+def reads_every_policy(p: Principal) -> bool:
+    """Admins read every resource policy; users only the ones that apply to them."""
+    return p.is_superadmin or is_domain_admin_role(p.role)
 
 
 # --- keypairs --------------------------------------------------------------
@@ -133,7 +158,7 @@ def can_manage_keypairs_of(p: Principal, owner: str, owner_domain: str, owner_ro
     superadmin's keypairs only to superadmins (a keypair is a login)."""
     if p.name == owner or p.is_superadmin:
         return True
-    return p.administers(owner_domain) and owner_role is not Role.superadmin
+    return p.administers(owner_domain) and not is_superadmin_role(owner_role)
 
 
 def require_manage_keypairs_of(p: Principal, owner: str, owner_domain: str, owner_role: Role) -> None:
@@ -169,6 +194,6 @@ def audit_scope(p: Principal) -> str | None:
     """The domain whose access log ``p`` reads: None for all of it."""
     if p.is_superadmin:
         return None
-    if p.role is Role.domain_admin:
+    if is_domain_admin_role(p.role):
         return p.domain
     raise Denied("only admins may read the access log")

@@ -1,6 +1,6 @@
-"""Resource policies, resource groups (with their grants) and nodes.
+"""The cluster's inventory: resource groups (with their grants) and nodes.
 
-Same shape as ``tenancy``: functions over one session and the caller,
+Same shape as ``tenancy.accounts``: functions over one session and the caller,
 plain dicts out, refusals as ApiErrors. Writes are for superadmins; users
 see the groups granted to them (to their domain, a project of theirs, or
 themselves) and the nodes of those groups.
@@ -11,120 +11,21 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core import slots as slotlib
+from ..core import authz
 from ..core.authz import Principal
-from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
+from ..core.errors import Conflict, Hidden, Invalid, NotFound
 from ..core.models import (
     Allocation,
     Device,
     Domain,
-    Keypair,
     Node,
     Project,
     ResourceGroup,
     ResourceGroupGrant,
-    ResourcePolicy,
     User,
 )
-from ..core.names import format_amount
 from ..core.schemas import changes
-from ..tenancy.accounts import _flush, _iso, check_within_domain
-
-
-def require_superadmin(p: Principal, what: str) -> None:
-    if not p.is_superadmin:
-        raise Denied(f"only a superadmin may {what}")
-
-
-# --- policies ----------------------------------------------------------------
-
-def policy_model(pol: ResourcePolicy) -> dict:
-    return {
-        "name": pol.name,
-        "total_resource_slots": pol.total_resource_slots,
-        "unspecified_limited": pol.unspecified_limited,
-        "max_concurrent_sessions": pol.max_concurrent_sessions,
-        "max_session_lifetime": pol.max_session_lifetime,
-        "idle_timeout": pol.idle_timeout,
-        "max_pending_sessions": pol.max_pending_sessions,
-        "max_pending_resource_slots": pol.max_pending_resource_slots,
-        "max_gpus_per_session": pol.max_gpus_per_session,
-        "allowed_resource_groups": pol.allowed_resource_groups,
-        "max_vfolder_count": pol.max_vfolder_count,
-        "max_vfolder_size": pol.max_vfolder_size,
-        "allowed_vfolder_hosts": pol.allowed_vfolder_hosts,
-        "created_at": _iso(pol.created_at),
-    }
-
-
-def _policy_values(values: dict) -> dict:
-    if values.get("max_gpus_per_session") is not None:
-        values["max_gpus_per_session"] = format_amount(values["max_gpus_per_session"])
-    return values
-
-
-def _policy(s: Session, p: Principal, name: str) -> ResourcePolicy:
-    if not (p.is_superadmin or p.role.value == "domain-admin" or p.policy == name
-            or _user_policy(s, p) == name):
-        raise Hidden(f"resource policy {name!r} not found")
-    pol = s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
-    if pol is None:
-        raise NotFound(f"resource policy {name!r} not found")
-    return pol
-
-
-def _user_policy(s: Session, p: Principal) -> str | None:
-    return s.scalar(select(User.resource_policy).where(User.name == p.name))
-
-
-def list_policies(s: Session, p: Principal) -> list[dict]:
-    if p.is_superadmin or p.role.value == "domain-admin":
-        q = select(ResourcePolicy)
-    else:
-        q = select(ResourcePolicy).where(
-            ResourcePolicy.name.in_({_user_policy(s, p), p.policy} - {None}))
-    return [policy_model(x) for x in s.scalars(q.order_by(ResourcePolicy.name))]
-
-
-def get_policy(s: Session, p: Principal, name: str) -> dict:
-    return policy_model(_policy(s, p, name))
-
-
-def create_policy(s: Session, p: Principal, body) -> dict:
-    require_superadmin(p, "create resource policies")
-    if s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == body.name)):
-        raise Conflict(f"resource policy {body.name!r} already exists")
-    pol = ResourcePolicy(**_policy_values(body.model_dump()))
-    s.add(pol)
-    _flush(s, f"resource policy {body.name!r} already exists")
-    return policy_model(pol)
-
-
-def update_policy(s: Session, p: Principal, name: str, body) -> dict:
-    pol = _policy(s, p, name)
-    require_superadmin(p, "change resource policies")
-    for key, value in _policy_values(changes(body)).items():
-        setattr(pol, key, value)
-    s.flush()
-    return policy_model(pol)
-
-
-def delete_policy(s: Session, p: Principal, name: str) -> None:
-    pol = _policy(s, p, name)
-    require_superadmin(p, "delete resource policies")
-    if s.scalar(select(User.id).where(User.resource_policy == name).limit(1)) or s.scalar(
-        select(Keypair.id).where(Keypair.resource_policy == name).limit(1)
-    ):
-        raise Conflict(f"resource policy {name!r} is still assigned to users or keypairs")
-    s.delete(pol)
-    s.flush()
-
-
-def check_policy_within_domain(s: Session, p: Principal, domain: Domain, name: str) -> None:
-    pol = s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
-    if pol is None:
-        raise Invalid(f"resource_policy: no policy named {name!r}")
-    check_within_domain(p, domain, pol.total_resource_slots, f"policy {name}")
+from ..core.orm import flush, iso
 
 
 # --- resource groups -----------------------------------------------------------
@@ -148,7 +49,7 @@ def group_model(s: Session, rg: ResourceGroup, with_grants: bool) -> dict:
         "hol_passes": rg.hol_passes,
         "pending_timeout": rg.pending_timeout,
         "nodes": sorted(n.name for n in rg.nodes),
-        "created_at": _iso(rg.created_at),
+        "created_at": iso(rg.created_at),
     }
     if with_grants:
         model["grants"] = [_grant_model(s, g) for g in rg.grants]
@@ -196,18 +97,18 @@ def get_group(s: Session, p: Principal, name: str) -> dict:
 
 
 def create_group(s: Session, p: Principal, body) -> dict:
-    require_superadmin(p, "create resource groups")
+    authz.require_superadmin(p, "create resource groups")
     if s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.name)):
         raise Conflict(f"resource group {body.name!r} already exists")
     rg = ResourceGroup(**body.model_dump())
     s.add(rg)
-    _flush(s, f"resource group {body.name!r} already exists")
+    flush(s, f"resource group {body.name!r} already exists")
     return group_model(s, rg, True)
 
 
 def update_group(s: Session, p: Principal, name: str, body) -> dict:
     rg = _group(s, p, name)
-    require_superadmin(p, "change resource groups")
+    authz.require_superadmin(p, "change resource groups")
     for key, value in changes(body).items():
         setattr(rg, key, value)
     s.flush()
@@ -216,7 +117,7 @@ def update_group(s: Session, p: Principal, name: str, body) -> dict:
 
 def delete_group(s: Session, p: Principal, name: str) -> None:
     rg = _group(s, p, name)
-    require_superadmin(p, "delete resource groups")
+    authz.require_superadmin(p, "delete resource groups")
     if rg.nodes:
         raise Conflict(f"resource group {name!r} still has nodes: move or delete them first")
     if s.scalar(select(Allocation.id).where(Allocation.resource_group_id == rg.id).limit(1)):
@@ -250,7 +151,7 @@ def _grantee(s: Session, body) -> dict:
 
 def grant(s: Session, p: Principal, name: str, body) -> bool:
     rg = _group(s, p, name)
-    require_superadmin(p, "grant resource groups")
+    authz.require_superadmin(p, "grant resource groups")
     who = _grantee(s, body)
     for g in rg.grants:
         if all(getattr(g, k) == v for k, v in who.items()) and sum(
@@ -258,13 +159,13 @@ def grant(s: Session, p: Principal, name: str, body) -> bool:
         ) == 1:
             return False
     rg.grants.append(ResourceGroupGrant(**who))
-    _flush(s, "grant exists already")
+    flush(s, "grant exists already")
     return True
 
 
 def revoke(s: Session, p: Principal, name: str, body) -> None:
     rg = _group(s, p, name)
-    require_superadmin(p, "revoke resource group grants")
+    authz.require_superadmin(p, "revoke resource group grants")
     who = _grantee(s, body)
     for g in rg.grants:
         if all(getattr(g, k) == v for k, v in who.items()):
@@ -284,7 +185,7 @@ def node_model(n: Node) -> dict:
         "devices": [{"index": d.index, "model": d.model, "memory": d.memory} for d in n.devices],
         "schedulable": n.schedulable,
         "backend_url": n.backend_url,
-        "created_at": _iso(n.created_at),
+        "created_at": iso(n.created_at),
     }
 
 
@@ -319,7 +220,7 @@ def get_node(s: Session, p: Principal, name: str) -> dict:
 
 
 def create_node(s: Session, p: Principal, body) -> dict:
-    require_superadmin(p, "add nodes")
+    authz.require_superadmin(p, "add nodes")
     rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
     if rg is None:
         raise NotFound(f"resource group {body.resource_group!r} not found")
@@ -327,7 +228,7 @@ def create_node(s: Session, p: Principal, body) -> dict:
         raise Conflict(f"node {body.name!r} already exists")
     n = new_node(rg, body)
     s.add(n)
-    _flush(s, f"node {body.name!r} already exists")
+    flush(s, f"node {body.name!r} already exists")
     return node_model(n)
 
 
@@ -340,7 +241,7 @@ def new_node(rg: ResourceGroup, body) -> Node:
 
 def update_node(s: Session, p: Principal, name: str, body) -> dict:
     n = _node(s, p, name)
-    require_superadmin(p, "change nodes")
+    authz.require_superadmin(p, "change nodes")
     change = changes(body)
     if "capacity" in change:
         n.capacity = _check_capacity(change["capacity"])
@@ -358,7 +259,7 @@ def update_node(s: Session, p: Principal, name: str, body) -> dict:
 
 def delete_node(s: Session, p: Principal, name: str) -> None:
     n = _node(s, p, name)
-    require_superadmin(p, "remove nodes")
+    authz.require_superadmin(p, "remove nodes")
     if s.scalar(select(Allocation.id).where(Allocation.node_id == n.id).limit(1)):
         raise Conflict(f"node {name!r} has sessions in its history; mark it unschedulable instead")
     s.delete(n)

@@ -17,23 +17,23 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, holdings as usage
+from . import admission, holdings
 from ..core import authz
 from ..sessions import images, registry
 from ..storage import mounts
-from ..tenancy import accounts as tenancy
+from ..tenancy import accounts
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
 from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePolicy, User
 from ..core.names import format_amount
-from ..tenancy.accounts import _aware, _iso
+from ..core.orm import aware, iso
 from .placement import GPU_MILLI, ClusterState
 from .placement import Node as PNode
 from .placement import Request as PRequest
 from .placement.placement import Decision as Placement
 
-ACTIVE = usage.ACTIVE
+ACTIVE = holdings.ACTIVE
 ZERO = Decimal(0)
 THOUSAND = Decimal(1000)
 
@@ -155,16 +155,16 @@ def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PReques
 # --- the snapshot of one request --------------------------------------------
 
 def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
-                 held: dict[usage.Key, usage.Held], minus: dict[str, Decimal] | None = None):
+                 held: dict[holdings.Key, holdings.Held], minus: dict[str, Decimal] | None = None):
     """(limits, usage) of the user's policy, the project and the domain;
-    ``held``: what the domain's levels hold (``usage.domain_usage``);
+    ``held``: what the domain's levels hold (``holdings.domain_usage``);
     ``minus``: a pending request's own amounts, left out of the pending."""
     domain = user.domain
 
-    def of(key: usage.Key) -> admission.Usage:
-        return held.get(key, usage.Held()).usage(minus)
+    def of(key: holdings.Key) -> admission.Usage:
+        return held.get(key, holdings.Held()).usage(minus)
 
-    u, p, d = usage.keys(user.id, project.id, domain.id)
+    u, p, d = holdings.keys(user.id, project.id, domain.id)
     return (
         (policy_limits("user", user.name, policy), of(u)),
         (admission.Limits(
@@ -189,14 +189,14 @@ class Context:
         self.policy_name = policy_name
         self.credential = credential
         self.s = s
-        self.held = usage.domain_usage(s, self.domain.id)
+        self.held = holdings.domain_usage(s, self.domain.id)
         self.rg_running = list(s.scalars(
             select(Allocation).where(Allocation.resource_group_id == rg.id,
                                      Allocation.state == "allocated")
         ))
 
     def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
-        held = self.held if exclude is None else usage.domain_usage(self.s, self.domain.id,
+        held = self.held if exclude is None else holdings.domain_usage(self.s, self.domain.id,
                                                                    exclude)
         levels = limit_levels(self.user, self.project, self.policy, held)
         accessible = may_use_group(self.user, self.project, self.rg, self.policy)
@@ -214,11 +214,11 @@ def spawn_choices(s: Session, user_name: str) -> dict:
     project, the resource groups they may use and what their limits leave
     (user policy, project and domain together; ``None``: unlimited), and
     the images their domain may use with each image's minimum."""
-    p = tenancy.principal_for_hub_user(s, user_name)
+    p = accounts.principal_for_hub_user(s, user_name)
     user = s.scalar(select(User).where(User.name == user_name))
     domain = user.domain
     policy = policy_of(s, p.policy or user.resource_policy)
-    held = usage.domain_usage(s, domain.id)
+    held = holdings.domain_usage(s, domain.id)
     groups = list(s.scalars(select(ResourceGroup).order_by(ResourceGroup.name)))
     projects = []
     for project in s.scalars(select(Project).where(Project.domain_id == domain.id)
@@ -318,9 +318,9 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "backend_url": node.backend_url if node else None,
         "gpus": a.gpus,
         "reasons": a.reasons,
-        "created_at": _iso(a.created_at),
-        "admitted_at": _iso(a.admitted_at),
-        "released_at": _iso(a.released_at),
+        "created_at": iso(a.created_at),
+        "admitted_at": iso(a.admitted_at),
+        "released_at": iso(a.released_at),
         "release_reason": a.release_reason,
         "origin": a.origin,
         "image": a.image,
@@ -328,8 +328,8 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "command": a.command,
         "apps": apps,
         "exit_code": a.exit_code,
-        "ended_at": _iso(a.ended_at),
-        "log_purged_at": _iso(a.log_purged_at),
+        "ended_at": iso(a.ended_at),
+        "log_purged_at": iso(a.log_purged_at),
         "mounts": list(a.mounts or []) if mount_paths else mounts.public(a.mounts or []),
     }
 
@@ -511,7 +511,7 @@ def reconcile(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float
     for a, user in rows:
         if a.id in held:
             continue
-        created = _aware(a.created_at)
+        created = aware(a.created_at)
         if (user, a.server_name) in pending_servers:
             due = max(created, as_of) + dt.timedelta(seconds=grace)
         elif created < cutoff:

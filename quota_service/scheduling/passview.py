@@ -15,7 +15,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, ledger, holdings as usage
+from . import admission, ledger, holdings
 from ..sessions import registry
 from ..core import slots as slotlib
 from ..core.models import Allocation, Domain, Keypair, Project, ResourceGroup, ResourcePolicy, User
@@ -26,7 +26,7 @@ class PassView:
 
     def __init__(self, s: Session, rg: ResourceGroup, running: list[Allocation]):
         self.s, self.rg, self.running = s, rg, running
-        self._held: dict[usage.Key, usage.Held] = {}
+        self._held: dict[holdings.Key, holdings.Held] = {}
         self._domains: set[int] = set()
         self._policies: dict[str, ResourcePolicy | None] = {}
         self._keypairs: dict[str, str | None] = {}
@@ -39,11 +39,11 @@ class PassView:
     def _load(self, domain_id: int) -> None:
         if domain_id not in self._domains:
             self._domains.add(domain_id)
-            self._held.update(usage.domain_usage(self.s, domain_id))
+            self._held.update(holdings.domain_usage(self.s, domain_id))
 
     def _count(self, a: Allocation, amounts, sign: int) -> None:
         if a.domain_id in self._domains:
-            usage.count(self._held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
+            holdings.count(self._held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
 
     def policy(self, a: Allocation, user: User) -> ResourcePolicy | None:
         """The policy a queued request is judged by: its keypair's, else its user's."""

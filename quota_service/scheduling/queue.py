@@ -1,4 +1,5 @@
-"""The pending queue of a resource group: its order and the scheduling pass.
+"""The pending queue of a resource group: the scheduling pass over it, in the
+order ``ordering`` decides.
 
 ``schedule`` is one pass over a group's queue in one ledger transaction: it
 cancels what nobody waits for any more, what waited too long and what can
@@ -12,21 +13,19 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Callable, Mapping
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
-from . import admission, ledger, waiters
+from . import admission, ledger, ordering, waiters
 from ..tenancy import audit
 from ..core import db
 from ..core import slots as slotlib
 from ..core.models import Allocation, Project, ResourceGroup, User
 from .passview import PassView
-from ..tenancy.accounts import _aware
+from ..core.orm import aware
 
-ZERO = Decimal(0)
 
 
 @dataclass
@@ -60,7 +59,7 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
         if presence is not None:
             pending = s.execute(select(Allocation.id, Allocation.created_at).where(
                 Allocation.origin == "hub", Allocation.state == "pending")).all()
-            gone = waiters.abandoned(((i, _aware(c)) for i, c in pending), presence, now,
+            gone = waiters.abandoned(((i, aware(c)) for i, c in pending), presence, now,
                                      abandon_after)
     results = []
     for name in groups:
@@ -86,27 +85,14 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
 
 
 def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allocation]):
-    if rg.queue_order == "priority":
-        return sorted(pending, key=lambda a: (-a.priority, _aware(a.created_at), a.id))
+    """The group's pending allocations in the order of its policy (``ordering``)."""
+    capacity = held = None
     if rg.queue_order == "drf":
-        return drf_order(rg, pending, running)
-    return sorted(pending, key=lambda a: (_aware(a.created_at), a.id))
-
-
-def drf_order(rg, pending, running):
-    """Dominant resource fairness: the user holding the smallest dominant
-    share of the group's capacity goes first."""
-    capacity = ledger.group_view(rg, True, []).capacity
-    held: dict[int, dict[str, Decimal]] = {}
-    for a in running:
-        held[a.user_id] = slotlib.add(held.get(a.user_id, {}), slotlib.from_text(a.slots))
-
-    def dominant(a):
-        mine = held.get(a.user_id, {})
-        shares = [v / capacity[k] for k, v in mine.items() if capacity.get(k)]
-        return (max(shares, default=ZERO), _aware(a.created_at), a.id)
-
-    return sorted(pending, key=dominant)
+        capacity = ledger.group_view(rg, True, []).capacity
+        held = ordering.held_by_user((a.user_id, slotlib.from_text(a.slots)) for a in running)
+    by_id = {a.id: a for a in pending}
+    waiting = [ordering.Waiting(a.id, aware(a.created_at), a.priority, a.user_id) for a in pending]
+    return [by_id[w.id] for w in ordering.order(rg.queue_order, waiting, capacity, held)]
 
 
 @dataclass
@@ -174,7 +160,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             cancel(a, abandoned[a.id])
             continue
         if rg.pending_timeout is not None and (
-            now - _aware(a.created_at)
+            now - aware(a.created_at)
         ).total_seconds() > rg.pending_timeout:
             cancel(a, f"pending longer than {rg.pending_timeout} s")
             continue

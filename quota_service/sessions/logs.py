@@ -27,7 +27,7 @@ from ..scheduling import ledger
 from ..core.authz import Principal
 from ..core.errors import Gone, NotFound
 from ..core.models import Allocation
-from ..tenancy.accounts import _aware
+from ..core.orm import aware
 
 TRUNCATED = b"[hubgrid: older output was dropped to keep this log within "
 MIN_BYTES = 4096
@@ -144,7 +144,7 @@ def to_purge(allocations: Iterable[Ended], now: dt.datetime, retention_days: int
     cutoff = now - dt.timedelta(days=retention_days)
     return [a.id for a in allocations
             if a.released_at is not None and a.log_purged_at is None
-            and _aware(a.released_at) < cutoff]
+            and aware(a.released_at) < cutoff]
 
 
 # --- the manager: who may read, and the retention pass ---------------------------
@@ -157,7 +157,7 @@ def _allocation_id(alloc_id: str) -> str:
 
 
 def _gone(a: Allocation, retention_days: int) -> Gone:
-    when = _aware(a.log_purged_at).date().isoformat()
+    when = aware(a.log_purged_at).date().isoformat()
     rule = (f"logs are kept {retention_days} days after their session ends"
             if retention_days > 0 else "by the log retention rule")
     return Gone(f"the log of allocation {a.id} was purged on {when}: {rule}")

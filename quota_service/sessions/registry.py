@@ -19,12 +19,12 @@ from sqlalchemy.orm import Session
 
 from ..scheduling import admission
 from . import images
+from ..core import authz
 from ..core.authz import Principal
 from ..core.errors import ApiError, Conflict, Hidden, Invalid, NotFound
 from ..core.models import Domain, Image
-from ..scheduling.inventory import require_superadmin
 from ..core.schemas import changes
-from ..tenancy.accounts import _flush, _iso
+from ..core.orm import flush, iso
 
 
 class BadLabel(ApiError):
@@ -42,8 +42,8 @@ def image_model(img: Image) -> dict:
         "service_ports": img.service_ports,
         "domains": img.domains,
         "source": img.source,
-        "created_at": _iso(img.created_at),
-        "updated_at": _iso(img.updated_at),
+        "created_at": iso(img.created_at),
+        "updated_at": iso(img.updated_at),
     }
 
 
@@ -100,7 +100,7 @@ def spec_of_body_labels(labels: dict[str, str]) -> images.ImageSpec:
 
 
 def create_image(s: Session, p: Principal, body, now: dt.datetime) -> dict:
-    require_superadmin(p, "add images")
+    authz.require_superadmin(p, "add images")
     spec = spec_of_body_labels(body.labels)
     if s.scalar(select(Image.id).where(Image.name == body.name)) is not None:
         raise Conflict(f"image {body.name!r} already exists")
@@ -111,13 +111,13 @@ def create_image(s: Session, p: Principal, body, now: dt.datetime) -> dict:
         domains=_check_domains(s, body.domains), created_at=now, updated_at=now,
     )
     s.add(img)
-    _flush(s, f"image {body.name!r} already exists")
+    flush(s, f"image {body.name!r} already exists")
     return image_model(img)
 
 
 def update_image(s: Session, p: Principal, name: str, body, now: dt.datetime) -> dict:
     img = _image(s, p, name)
-    require_superadmin(p, "change images")
+    authz.require_superadmin(p, "change images")
     change = changes(body)
     if "domains" in change:
         change["domains"] = _check_domains(s, change["domains"])
@@ -133,7 +133,7 @@ def delete_image(s: Session, p: Principal, name: str) -> None:
     """Remove an image from the registry. Sessions running it go on; their
     allocations keep its name; new sessions may no longer ask for it."""
     img = _image(s, p, name)
-    require_superadmin(p, "remove images")
+    authz.require_superadmin(p, "remove images")
     s.delete(img)
     s.flush()
 
@@ -245,5 +245,5 @@ def apply_scan(s: Session, found: dict[str, list[dict]], errors: dict[str, str],
             img.labels, img.min_slots = dict(spec.labels), dict(spec.min_slots)
             img.service_ports, img.updated_at = spec.ports, now
             report.updated.append(name)
-    _flush(s, "an image was added at the same time; scan again")
+    flush(s, "an image was added at the same time; scan again")
     return report

@@ -39,7 +39,7 @@ from ..core.authz import Principal
 from ..core.errors import ApiError, Conflict, Denied, Hidden, Invalid
 from ..core.models import Domain, Project, User, VFolder, VFolderShare
 from ..scheduling.ledger import policy_of
-from ..tenancy.accounts import _flush, _iso, _user
+from ..core.orm import flush, iso, user_named
 
 PERMISSIONS = ("ro", "rw", "wd")
 RANK = {"ro": 1, "rw": 2, "wd": 3}
@@ -279,9 +279,9 @@ def folder_model(s: Session, f: VFolder, perm: str) -> dict:
         "status": f.status,
         "auto_mount": f.name.startswith("."),
         "usage_bytes": f.usage_bytes,
-        "usage_measured_at": _iso(f.usage_measured_at),
-        "created_at": _iso(f.created_at),
-        "trashed_at": _iso(f.trashed_at),
+        "usage_measured_at": iso(f.usage_measured_at),
+        "created_at": iso(f.created_at),
+        "trashed_at": iso(f.trashed_at),
     }
 
 
@@ -311,7 +311,7 @@ def list_hosts(s: Session, p: Principal, hosts: dict[str, storage.Host]) -> list
     superadmins: every host, with its path."""
     if p.is_superadmin:
         return [storage.host_model(h, True) for _n, h in sorted(hosts.items())]
-    user = _user(s, p.name)
+    user = user_named(s, p.name)
     names = allowed_hosts(s, user.domain, hosts, user=user)
     return [storage.host_model(hosts[n], False) for n in names]
 
@@ -355,7 +355,7 @@ def create(s: Session, p: Principal, body, now: dt.datetime, st: Storage) -> dic
         if body.permission is not None:
             raise Invalid("permission: only project folders take a permission "
                           "(share user folders by invitation)")
-        owner = _user(s, p.name)
+        owner = user_named(s, p.name)
         domain = owner.domain
         names = allowed_hosts(s, domain, st.hosts, user=owner)
         permission = None
@@ -380,7 +380,7 @@ def create(s: Session, p: Principal, body, now: dt.datetime, st: Storage) -> dic
                 usage_mode=body.usage_mode, project_permission=permission, status="active",
                 created_at=now, usage_bytes=0, usage_measured_at=now)
     s.add(f)
-    _flush(s, f"a vfolder named {body.name!r} was just created; choose another name")
+    flush(s, f"a vfolder named {body.name!r} was just created; choose another name")
     host = st.hosts[host_name]
     folder_dir = storage.make_folder_dir(host, f.id, st.uid, st.gid)
     on_outcome(s, rollback=lambda: storage.remove_tree(host, f.id))
@@ -407,7 +407,7 @@ def list_folders(s: Session, p: Principal, status: str | None = None,
         domain = s.scalar(select(Domain).where(Domain.name == p.domain))
         q = q.where(or_(User.domain_id == domain.id, Project.domain_id == domain.id))
         if not p.administers(p.domain):
-            me = _user(s, p.name)
+            me = user_named(s, p.name)
             shared = select(VFolderShare.folder_id).where(VFolderShare.user_id == me.id)
             mine = [proj.id for proj in s.scalars(select(Project).where(
                 Project.domain_id == domain.id)) if (p.domain, proj.name) in p.projects]
@@ -438,7 +438,7 @@ def rename(s: Session, p: Principal, folder_id: str, name: str) -> dict:
         if s.scalar(select(VFolder.id).where(_owner_filter(owner), VFolder.name == name)):
             raise Conflict(f"the owner of vfolder {f.name!r} already has a vfolder named {name!r}")
         f.name = name
-        _flush(s, f"a vfolder named {name!r} was just created; choose another name")
+        flush(s, f"a vfolder named {name!r} was just created; choose another name")
     return folder_model(s, f, perm)
 
 

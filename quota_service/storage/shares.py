@@ -19,11 +19,11 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import folders as vfolders
+from . import folders
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
 from ..core.models import User, VFolder, VFolderInvitation, VFolderShare
-from ..tenancy.accounts import _flush, _iso, _user
+from ..core.orm import flush, iso, user_named
 
 STATES = ("pending", "accepted", "rejected", "canceled")
 
@@ -34,30 +34,30 @@ def invitation_model(s: Session, inv: VFolderInvitation) -> dict:
         "id": inv.id,
         "folder": f.id,
         "folder_name": f.name,
-        "owner": vfolders.owner_model(s, f),
+        "owner": folders.owner_model(s, f),
         "inviter": s.get(User, inv.inviter_id).name,
         "invitee": s.get(User, inv.invitee_id).name,
         "permission": inv.permission,
         "state": inv.state,
-        "created_at": _iso(inv.created_at),
-        "updated_at": _iso(inv.updated_at),
+        "created_at": iso(inv.created_at),
+        "updated_at": iso(inv.updated_at),
     }
 
 
 def share_model(s: Session, share: VFolderShare) -> dict:
     return {"user": s.get(User, share.user_id).name, "permission": share.permission,
-            "created_at": _iso(share.created_at)}
+            "created_at": iso(share.created_at)}
 
 
 def invite(s: Session, p: Principal, folder_id: str, body, now: dt.datetime) -> dict:
     """Invite ``body.user`` (of the folder's domain) with ``body.permission``."""
-    f, perm = vfolders.find(s, p, folder_id)
-    vfolders.require(perm, "delete", f)
+    f, perm = folders.find(s, p, folder_id)
+    folders.require(perm, "delete", f)
     if f.owner_project_id is not None:
         raise Invalid("project folders are shared with the project's members: add the user "
                       "to the project instead")
     owner = s.get(User, f.owner_user_id)
-    invitee = _user(s, body.user)
+    invitee = user_named(s, body.user)
     if invitee is None or invitee.domain_id != owner.domain_id:
         # one answer for unknown users and users of other domains: no leak
         raise Invalid(f"user: no user {body.user!r} in domain {owner.domain.name!r}")
@@ -74,12 +74,12 @@ def invite(s: Session, p: Principal, folder_id: str, body, now: dt.datetime) -> 
             VFolderInvitation.folder_id == f.id, VFolderInvitation.invitee_id == invitee.id,
             VFolderInvitation.state == "pending")):
         raise Conflict(f"{body.user!r} already has a pending invitation to vfolder {f.name!r}")
-    inviter = _user(s, p.name)
+    inviter = user_named(s, p.name)
     inv = VFolderInvitation(id=uuid.uuid4().hex, folder_id=f.id, inviter_id=inviter.id,
                             invitee_id=invitee.id, permission=body.permission, state="pending",
                             created_at=now, updated_at=now)
     s.add(inv)
-    _flush(s, "an invitation was made at the same time; try again")
+    flush(s, "an invitation was made at the same time; try again")
     return invitation_model(s, inv)
 
 
@@ -90,7 +90,7 @@ def list_invitations(s: Session, p: Principal, direction: str | None = None,
         raise Invalid("direction: must be received or sent")
     if state is not None and state not in STATES:
         raise Invalid(f"state: must be one of {', '.join(STATES)}")
-    me = _user(s, p.name)
+    me = user_named(s, p.name)
     column = VFolderInvitation.inviter_id if direction == "sent" else VFolderInvitation.invitee_id
     q = select(VFolderInvitation).where(column == me.id).order_by(
         VFolderInvitation.created_at, VFolderInvitation.id)
@@ -101,10 +101,10 @@ def list_invitations(s: Session, p: Principal, direction: str | None = None,
 
 def _invitation(s: Session, p: Principal, invitation_id: str) -> VFolderInvitation:
     inv = s.get(VFolderInvitation, invitation_id) \
-        if vfolders.FOLDER_ID.fullmatch(invitation_id) else None
+        if folders.FOLDER_ID.fullmatch(invitation_id) else None
     if inv is not None:
         names = {s.get(User, inv.inviter_id).name, s.get(User, inv.invitee_id).name}
-        domain = vfolders.folder_domain(s, s.get(VFolder, inv.folder_id)).name
+        domain = folders.folder_domain(s, s.get(VFolder, inv.folder_id)).name
         if p.name in names or p.administers(domain):
             return inv
     shown = invitation_id if len(invitation_id) <= 40 else invitation_id[:40] + "..."
@@ -132,7 +132,7 @@ def accept(s: Session, p: Principal, invitation_id: str, now: dt.datetime) -> di
     inv.state, inv.updated_at = "accepted", now
     s.add(VFolderShare(folder_id=f.id, user_id=inv.invitee_id, permission=inv.permission,
                        created_at=now))
-    _flush(s, f"vfolder {f.name!r} is already shared with you")
+    flush(s, f"vfolder {f.name!r} is already shared with you")
     return invitation_model(s, inv)
 
 
@@ -150,7 +150,7 @@ def cancel(s: Session, p: Principal, invitation_id: str, now: dt.datetime) -> st
     invitation; returns the folder's domain."""
     inv = _invitation(s, p, invitation_id)
     f = s.get(VFolder, inv.folder_id)
-    domain = vfolders.folder_domain(s, f).name
+    domain = folders.folder_domain(s, f).name
     if s.get(User, inv.inviter_id).name != p.name and not p.administers(domain):
         raise Denied("only the inviter may cancel an invitation (the invitee rejects it)")
     _pending(inv)
@@ -161,8 +161,8 @@ def cancel(s: Session, p: Principal, invitation_id: str, now: dt.datetime) -> st
 
 def list_shares(s: Session, p: Principal, folder_id: str) -> list[dict]:
     """Who a folder is shared with (for those who may change it: wd)."""
-    f, perm = vfolders.find(s, p, folder_id)
-    vfolders.require(perm, "delete", f)
+    f, perm = folders.find(s, p, folder_id)
+    folders.require(perm, "delete", f)
     shares = s.scalars(select(VFolderShare).join(User, VFolderShare.user_id == User.id)
                        .where(VFolderShare.folder_id == f.id).order_by(User.name))
     return [share_model(s, x) for x in shares]
@@ -172,13 +172,13 @@ def revoke(s: Session, p: Principal, folder_id: str, user: str) -> str:
     """End a share: by whoever holds wd on the folder, or by its user
     (leaving). Running sessions keep their mount until they end. Returns
     the folder's domain."""
-    f, perm = vfolders.find(s, p, folder_id)
+    f, perm = folders.find(s, p, folder_id)
     if user != p.name:
-        vfolders.require(perm, "delete", f)
+        folders.require(perm, "delete", f)
     share = s.scalar(select(VFolderShare).join(User, VFolderShare.user_id == User.id)
                      .where(VFolderShare.folder_id == f.id, User.name == user))
     if share is None:
         raise NotFound(f"vfolder {f.name!r} is not shared with {user!r}")
     s.delete(share)
     s.flush()
-    return vfolders.folder_domain(s, f).name
+    return folders.folder_domain(s, f).name

@@ -12,13 +12,12 @@ import dataclasses
 import datetime as dt
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..core import authz, keys
+from ..core.orm import aware, flush, iso, user_named
 from . import superadmins
-from ..core import slots as slotlib
-from ..core.names import format_amount
+from .policies import check_policy_within_domain, check_within_domain
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from ..core.models import Domain, Keypair, Membership, Project, Role, User
@@ -35,16 +34,6 @@ from ..core.schemas import (
 )
 
 
-def _aware(t: dt.datetime | None) -> dt.datetime | None:
-    """SQLite returns naive datetimes; they are UTC."""
-    if t is not None and t.tzinfo is None:
-        return t.replace(tzinfo=dt.timezone.utc)
-    return t
-
-
-def _iso(t: dt.datetime | None) -> str | None:
-    t = _aware(t)
-    return t.isoformat() if t is not None else None
 
 
 # --- serialisers -----------------------------------------------------------
@@ -58,7 +47,7 @@ def domain_model(d: Domain) -> dict:
         "allowed_vfolder_hosts": d.allowed_vfolder_hosts,
         "allowed_images": d.allowed_images,
         "allow_first_login": d.allow_first_login,
-        "created_at": _iso(d.created_at),
+        "created_at": iso(d.created_at),
     }
 
 
@@ -74,7 +63,7 @@ def project_model(p: Project) -> dict:
         "max_vfolder_count": p.max_vfolder_count,
         "max_vfolder_size": p.max_vfolder_size,
         "allowed_vfolder_hosts": p.allowed_vfolder_hosts,
-        "created_at": _iso(p.created_at),
+        "created_at": iso(p.created_at),
     }
 
 
@@ -86,7 +75,7 @@ def user_model(u: User) -> dict:
         "active": u.active,
         "resource_policy": u.resource_policy,
         "projects": sorted(m.project.name for m in u.memberships),
-        "created_at": _iso(u.created_at),
+        "created_at": iso(u.created_at),
     }
 
 
@@ -97,9 +86,9 @@ def keypair_model(k: Keypair) -> dict:
         "domain": k.user.domain.name,
         "resource_policy": k.resource_policy,
         "active": k.active,
-        "expires_at": _iso(k.expires_at),
-        "last_used_at": _iso(k.last_used_at),
-        "created_at": _iso(k.created_at),
+        "expires_at": iso(k.expires_at),
+        "last_used_at": iso(k.last_used_at),
+        "created_at": iso(k.created_at),
     }
 
 
@@ -108,28 +97,11 @@ def hub_group_name(domain: str, project: str) -> str:
     return f"{domain}.{project}"
 
 
-def check_within_domain(p: Principal, domain: Domain, limits: dict, what: str) -> None:
-    """A domain admin never sets a limit above the domain's total."""
-    if p.is_superadmin:
-        return
-    total = slotlib.from_text(domain.total_resource_slots)
-    for slot, amount in slotlib.from_text(limits).items():
-        if slot in total and amount > total[slot]:
-            raise Denied(
-                f"{what} {slot} {format_amount(amount)} is above domain {domain.name}'s total "
-                f"{format_amount(total[slot])}"
-            )
-
-
-
 # --- lookups ---------------------------------------------------------------
 
 def _domain(s: Session, name: str) -> Domain | None:
     return s.scalar(select(Domain).where(Domain.name == name))
 
-
-def _user(s: Session, name: str) -> User | None:
-    return s.scalar(select(User).where(User.name == name))
 
 
 def _project(s: Session, domain: str, name: str) -> Project | None:
@@ -155,20 +127,13 @@ def visible_project(s: Session, p: Principal, domain: str, name: str) -> Project
 
 
 def visible_user(s: Session, p: Principal, name: str) -> User:
-    u = _user(s, name)
+    u = user_named(s, name)
     if u is None:
         raise NotFound(f"user {name!r} not found")
     if not authz.can_see_user(p, name, u.domain.name):
         raise Hidden(f"user {name!r} not found")
     return u
 
-
-def _flush(s: Session, conflict: str) -> None:
-    """Flush, turning a uniqueness race into a 409 instead of a 500."""
-    try:
-        s.flush()
-    except IntegrityError:
-        raise Conflict(conflict) from None
 
 
 # --- principals ------------------------------------------------------------
@@ -192,7 +157,7 @@ def principal_for(s: Session, user: User, credential: str) -> Principal:
 
 
 def principal_for_hub_user(s: Session, name: str) -> Principal:
-    u = _user(s, name)
+    u = user_named(s, name)
     if u is None:
         raise Denied(
             f"user {name!r} is not registered in hubgrid: log in to the hub once, "
@@ -224,7 +189,7 @@ def principal_for_keypair(
 
 
 def me(s: Session, p: Principal) -> dict:
-    u = _user(s, p.name)
+    u = user_named(s, p.name)
     model = user_model(u)
     model["credential"] = p.credential
     model["projects"] = [
@@ -253,7 +218,7 @@ def create_domain(s: Session, p: Principal, body: DomainCreate) -> dict:
         raise Conflict(f"domain {body.name!r} already exists")
     d = Domain(**body.model_dump())
     s.add(d)
-    _flush(s, f"domain {body.name!r} already exists")
+    flush(s, f"domain {body.name!r} already exists")
     return domain_model(d)
 
 
@@ -307,7 +272,7 @@ def create_project(s: Session, p: Principal, domain: str, body: ProjectCreate) -
         raise Conflict(f"project {domain}/{body.name} already exists")
     proj = Project(domain=d, **body.model_dump())
     s.add(proj)
-    _flush(s, f"project {domain}/{body.name} already exists")
+    flush(s, f"project {domain}/{body.name} already exists")
     return project_model(proj)
 
 
@@ -329,7 +294,7 @@ def delete_project(s: Session, p: Principal, domain: str, name: str) -> None:
     proj = visible_project(s, p, domain, name)
     authz.require_administer(p, domain, "delete its projects")
     s.delete(proj)
-    _flush(s, f"project {domain}/{name} has sessions in the ledger's history: deactivate it instead")
+    flush(s, f"project {domain}/{name} has sessions in the ledger's history: deactivate it instead")
 
 
 # --- memberships -----------------------------------------------------------
@@ -355,7 +320,7 @@ def add_member(s: Session, p: Principal, domain: str, project: str, user: str) -
     if any(m.project_id == proj.id for m in u.memberships):
         return False
     s.add(Membership(user=u, project=proj))
-    _flush(s, f"user {user!r} is already a member of {domain}/{project}")
+    flush(s, f"user {user!r} is already a member of {domain}/{project}")
     return True
 
 
@@ -391,11 +356,11 @@ def get_user(s: Session, p: Principal, name: str) -> dict:
 def create_user(s: Session, p: Principal, body: UserCreate) -> dict:
     d = visible_domain(s, p, body.domain)
     authz.require_create_user(p, body.domain, body.role)
-    if _user(s, body.name) is not None:
+    if user_named(s, body.name) is not None:
         raise Conflict(f"user {body.name!r} already exists")
     u = User(name=body.name, domain=d, role=body.role, active=body.active)
     s.add(u)
-    _flush(s, f"user {body.name!r} already exists")
+    flush(s, f"user {body.name!r} already exists")
     return user_model(u)
 
 
@@ -403,7 +368,7 @@ def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
     u = visible_user(s, p, name)
     change = changes(body)
     authz.require_change_user(p, u.domain.name, u.role, change)
-    was_superadmin = u.role is Role.superadmin
+    was_superadmin = authz.is_superadmin_role(u.role)
     if "domain" in change and change["domain"] != u.domain.name:
         d = visible_domain(s, p, change["domain"])
         # memberships never cross domains: moving a user ends them
@@ -415,8 +380,6 @@ def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
     if "active" in change:
         u.active = change["active"]
     if "resource_policy" in change:
-        from ..scheduling.inventory import check_policy_within_domain
-
         check_policy_within_domain(s, p, u.domain, change["resource_policy"])
         u.resource_policy = change["resource_policy"]
     s.flush()
@@ -433,9 +396,9 @@ def delete_user(s: Session, p: Principal, name: str) -> str:
     authz.require_delete_user(p, domain, u.role)
     if u.name == p.name:
         raise Denied("you may not delete yourself")
-    was_superadmin = u.role is Role.superadmin
+    was_superadmin = authz.is_superadmin_role(u.role)
     s.delete(u)
-    _flush(s, f"user {name!r} has sessions in the ledger's history: deactivate them instead")
+    flush(s, f"user {name!r} has sessions in the ledger's history: deactivate them instead")
     if was_superadmin:
         superadmins.require_one_left(s, f"deleting superadmin {name!r}")
     return domain
@@ -459,7 +422,7 @@ def resolve_login(
         check_user_name(name)
     except ValueError as e:
         raise Denied(str(e)) from None
-    u = _user(s, name)
+    u = user_named(s, name)
     if u is None:
         d = _domain(s, default_domain) if default_domain else None
         if d is None or not d.allow_first_login or not d.active:
@@ -468,7 +431,7 @@ def resolve_login(
             )
         u = User(name=name, domain=d, role=Role.user, active=True)
         s.add(u)
-        _flush(s, f"user {name!r} already exists")
+        flush(s, f"user {name!r} already exists")
         project = _project(s, d.name, default_project) if default_project else None
         if project is not None:  # new users start in the default project
             s.add(Membership(user=u, project=project))
@@ -494,12 +457,13 @@ def identity(s: Session, u: User) -> dict:
         "domain": domain,
         "role": u.role.value,
         "active": u.active,
-        "admin": u.role is Role.superadmin,
+        "admin": authz.is_superadmin_role(u.role),
+        "domain_admin": authz.is_domain_admin_role(u.role),
         "projects": projects,
         "hub_groups": [domain] + [hub_group_name(domain, p) for p in projects],
         "domain_hub_groups": [],
     }
-    if u.role is Role.domain_admin:
+    if model["domain_admin"]:
         model["domain_hub_groups"] = [domain] + [
             hub_group_name(domain, p.name) for p in sorted(u.domain.projects, key=lambda p: p.name)
         ]
@@ -508,7 +472,7 @@ def identity(s: Session, u: User) -> dict:
 
 def identity_of(s: Session, name: str) -> dict:
     """The identity of an existing, active user (Denied otherwise)."""
-    u = _user(s, name)
+    u = user_named(s, name)
     if u is None:
         raise Denied(f"user {name!r} is not registered in hubgrid")
     principal_for(s, u, "token")  # refuses inactive users and domains
@@ -543,10 +507,8 @@ def create_keypair(
     authz.require_manage_keypairs_of(p, owner.name, owner.domain.name, owner.role)
     if body.resource_policy is not None:
         authz.require_set_resource_policy(p, owner.domain.name)
-        from ..scheduling.inventory import check_policy_within_domain
-
         check_policy_within_domain(s, p, owner.domain, body.resource_policy)
-    if body.expires_at is not None and _aware(body.expires_at) <= now:
+    if body.expires_at is not None and aware(body.expires_at) <= now:
         raise Invalid("expires_at: must be in the future")
     access_key, secret = keys.new_keypair()
     k = Keypair(
@@ -558,7 +520,7 @@ def create_keypair(
         created_at=now,
     )
     s.add(k)
-    _flush(s, "access key collision, try again")
+    flush(s, "access key collision, try again")
     model = keypair_model(k)
     model["secret_key"] = secret  # shown once, never stored
     return model
@@ -573,13 +535,11 @@ def update_keypair(
     expiry_given = "expires_at" in body.model_fields_set
     if expiry_given:
         change["expires_at"] = body.expires_at
-        if body.expires_at is not None and _aware(body.expires_at) <= now:
+        if body.expires_at is not None and aware(body.expires_at) <= now:
             raise Invalid("expires_at: must be in the future")
-    current = _aware(k.expires_at) if k.expires_at is not None else None
+    current = aware(k.expires_at) if k.expires_at is not None else None
     authz.require_change_keypair(p, k.user.domain.name, change, current, expiry_given)
     if "resource_policy" in change:
-        from ..scheduling.inventory import check_policy_within_domain
-
         check_policy_within_domain(s, p, k.user.domain, change["resource_policy"])
     for key, value in change.items():
         setattr(k, key, value)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ..core import authz
 from ..core.errors import Conflict
 from ..core.models import Domain, Membership, Project, Role, User
 
@@ -43,7 +44,7 @@ def require_one_left(s: Session, change: str) -> None:
 def describe(name: str, change: dict) -> str:
     """What a user update does to superadmin ``name``, in words."""
     verbs = []
-    if change.get("role", Role.superadmin) is not Role.superadmin:
+    if "role" in change and not authz.is_superadmin_role(change["role"]):
         verbs.append(f"making superadmin {name!r} a {change['role'].value}")
     if change.get("active") is False:
         verbs.append(f"deactivating superadmin {name!r}")
