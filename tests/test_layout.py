@@ -179,3 +179,11 @@ def test_every_service_package_says_what_it_owns():
                if "migrations" not in p.parts
                and len((ast.get_docstring(ast.parse(p.read_text())) or "").split()) < 8]
     assert missing == []
+
+
+def test_every_source_directory_is_a_package():
+    """pyproject finds packages by their ``__init__.py``: a directory of modules
+    without one would be left out of an installed (non-editable) hubgrid."""
+    loose = sorted(str(d.relative_to(REPO)) for pkg in PACKAGES for d in (REPO / pkg).rglob("*")
+                   if d.is_dir() and any(d.glob("*.py")) and not (d / "__init__.py").exists())
+    assert loose == []
