@@ -2,7 +2,7 @@
 whatever takes an existing entry away from its path (delete, move, rename,
 replace) needs wd.
 
-The rule is one function (``vfiles.required_permission``), checked here as
+The rule is one function (``storage.files.required_permission``), checked here as
 a table, then through the served API for every verb of the files API and of
 tus, for each permission: carl (ro), dora (rw), erin (wd) and alice (the
 owner).

@@ -1,4 +1,4 @@
-"""The files layer of vfolders (quota_service/vfiles.py) on real directories.
+"""The files layer of vfolders (quota_service/storage/) on real directories.
 
 Every refusal test also checks that a sentinel file outside the folder is
 untouched (content and mtime) and that nothing new appeared next to it.

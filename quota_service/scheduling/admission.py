@@ -7,7 +7,7 @@ Every reason carries its numbers and a sentence for the user, e.g.
 ``project ml-team gpu.shares: used 3.5 + requested 1 > limit 4 (over by 0.5)``.
 
 Placement (which node, which GPUs) is decided afterwards by
-``quota_service.scheduler`` for admitted requests only.
+``scheduling.placement`` for admitted requests only.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every decision reads one snapshot and writes its result in ONE transaction
 that holds the ledger lock (``db.ledger_transaction``), so two racing
 requests can never both take the last GPU or pass a limit. The decisions
 themselves are pure: ``admission.decide`` and the placement strategies of
-``quota_service.scheduler``. The pending queue's pass is ``queueing``.
+``scheduling.placement``. The pending queue's pass is ``scheduling.queue``.
 """
 
 from __future__ import annotations

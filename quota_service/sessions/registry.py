@@ -1,6 +1,6 @@
 """The image registry: which session images exist and who may use them.
 
-Same shape as ``resources``: functions over one session and the caller,
+Same shape as ``scheduling.inventory``: functions over one session and the caller,
 plain dicts out, refusals as ApiErrors. Everybody lists the images their
 domain may use (``images.usable_by``); an image one's domain may not use is
 answered like one that does not exist (404). Writes are for superadmins.

@@ -1,20 +1,19 @@
 """The files of a virtual folder: who may do what, and the layers that do it.
 
-No database and no HTTP here: the handlers (``handlers/files.py``) resolve
+No database and no HTTP here: the handlers (``api/files.py``) resolve
 the caller's permission on a folder, ask :func:`require` whether it covers
 the operation, and call the layers below with the folder's root and staging
-directories. Each layer is a module of its own; this module re-exports
-their public names, so ``from quota_service import vfiles`` is all a caller
-needs:
+directories. Each layer is a module of its own in ``storage``; this module
+re-exports their public names for the handlers:
 
-- ``vpaths``: user text -> a tuple of names (:func:`parse_path`), refusing
+- ``paths``: user text -> a tuple of names (:func:`parse_path`), refusing
   anything that could escape or spoof;
-- ``vtree``: :class:`FolderFS`, the tree under a folder's root, walked
+- ``tree``: :class:`FolderFS`, the tree under a folder's root, walked
   without ever following a symlink (list, stat, mkdir, move, delete, read);
-- ``vstaging``: staged uploads (:class:`Upload`, moved into place when
+- ``staging``: staged uploads (:class:`Upload`, moved into place when
   complete), quota reservations (:class:`QuotaBook`), the staging sweep;
-- ``vtus``: the state of tus uploads on disk and Upload-Metadata;
-- ``vuploads``: :class:`Uploads`, the uploads of one service process.
+- ``tus``: the state of tus uploads on disk and Upload-Metadata;
+- ``uploads``: :class:`Uploads`, the uploads of one service process.
 
 Permissions (Backend.AI's ro / rw / wd; a folder's owner has wd). ``ro``
 reads. ``rw`` reads, makes new names and writes them: upload a new file,

@@ -1,6 +1,6 @@
 """Virtual folders: per-user and per-project storage (issue #5).
 
-Same shape as ``tenancy``: functions over one session and the caller, plain
+Same shape as ``tenancy.accounts``: functions over one session and the caller, plain
 dicts out, refusals as ApiErrors; the caller commits (``db.transaction``), so
 a refusal leaves no row -- and no directory: a folder's directory is made
 last and removed again if its transaction rolls back; a purged folder's tree

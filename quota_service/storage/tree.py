@@ -5,7 +5,7 @@ time with ``open(name, O_DIRECTORY | O_NOFOLLOW, dir_fd=parent)`` and the
 last name is worked on relative to its parent's descriptor, so no check can
 be raced by swapping a directory for a link. A symlink a session made
 inside the folder is listed as a symlink, can be moved or deleted (the link
-itself), and is never read through. Paths come parsed (``vpaths``).
+itself), and is never read through. Paths come parsed (``storage.paths``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The uploads of one service process: plain (PUT) and tus, over the staging
-files (``vstaging``), the tus state (``vtus``) and the quota book."""
+files (``staging``), the tus state (``tus``) and the quota book."""
 
 from __future__ import annotations
 
