@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -68,3 +70,43 @@ def test_readme_commands_are_make_targets_and_ci_runs_the_test_command():
     assert "make test" in readme and "make run" in readme
     ci = (REPO / ".ci" / "run").read_text()
     assert re.search(r"^make test\b", ci, flags=re.M)
+
+
+#: directories made at run time, not in the tree
+RUNTIME_DIRS = {"state/", "vfolders/", "session-logs/", "node_modules/", ".venv/"}
+
+
+def _named_paths(text: str) -> set[str]:
+    """Paths a doc names in backticks: `pkg/`, `pkg/module.py`, `scheduling/ledger`."""
+    found = set()
+    for token in re.findall(r"`([A-Za-z_][\w./]*)`", text):
+        if "/" in token and not token.startswith(("http", "/")) and token not in RUNTIME_DIRS:
+            found.add(token)
+    return found
+
+
+def _exists(token: str) -> bool:
+    for base in (REPO, REPO / "quota_service"):
+        path = base / token
+        if path.exists() or path.with_suffix(".py").exists():
+            return True
+    return False
+
+
+@pytest.mark.parametrize("doc", ["docs/architecture.md", "README.md"])
+def test_layout_docs_name_only_paths_that_exist(doc):
+    missing = sorted(t for t in _named_paths((REPO / doc).read_text()) if not _exists(t))
+    assert missing == []
+
+
+def test_the_path_check_sees_a_stale_name():
+    assert _named_paths("see `quota_service/handlers/` and `ledger`") == {"quota_service/handlers/"}
+    assert not _exists("quota_service/handlers/")
+    assert _exists("scheduling/ledger") and _exists("quota_service/api/")
+
+
+def test_every_service_package_is_in_the_architecture_doc():
+    text = (REPO / "docs" / "architecture.md").read_text()
+    packages = sorted(p.parent.name for p in (REPO / "quota_service").glob("*/__init__.py")
+                      if p.parent.name != "migrations")
+    assert [p for p in packages if f"`quota_service/{p}/`" not in text] == []
