@@ -9,41 +9,31 @@ serves ``<prefix>api/v1/...``.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hmac
 import logging
 import os
 import secrets
 import signal
-import threading
-import time
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
 from jupyterhub.services.auth import HubOAuth
 from jupyterhub.traitlets import ByteSpecification
-from sqlalchemy import select
-from sqlalchemy.engine import make_url
 from tornado import web
 from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from .core import db, forwarded
-from .sessions import dockerscan, registry, logs as sessionlogs
-from .scheduling import ledger, inventory as resources
-from .runtime import lifecycle
-from .sessions import dockerevents
-from .scheduling import queue as queueing, waiters
-from .storage import hosts as storage, folders as vfolders
-from .tenancy import superadmins
-from .core import slots as slotlib
-from .scheduling.discovery import local_gpus
 from .api import browser, openapi
 from .api.base import JSONNotFoundHandler
+from .core import db, forwarded
+from .runtime import bootstrap, lifecycle, passes
+from .runtime.service import ServiceRuntime
+from .scheduling import queue as queueing, waiters
+from .scheduling.strategies import StrategyProvider
+from .sessions import logs as sessionlogs
+from .storage import hosts as storage
 from .tenancy.hubmirror import HubAPI, HubMirror
-from .core.models import Domain, Node, Project, ResourceGroup, ResourceGroupGrant, ResourcePolicy
-from .scheduling.placement import BestFit, FirstFit, Hubgrid, WorkloadProfile
 
 API_VERSION = "v1"
 
@@ -54,12 +44,13 @@ def _url_dir(path: str) -> str:
     return f"/{inner}/" if inner else "/"
 
 
-class HubgridService(Application):
+class HubgridService(ServiceRuntime, Application):
     """The hubgrid service: tenancy, policies and the access log, as a hub-managed service.
 
     Its settings come from the environment ``hub_ext.config.configure`` sets,
     from command-line flags (``--HubgridService.name=value``) and from the
-    Python config file named by ``config_file``.
+    Python config file named by ``config_file``. What it does while running
+    (queue passes, folder access, image scans, ...) is ``ServiceRuntime``'s.
     """
 
     name = "hubgrid-service"
@@ -343,21 +334,9 @@ class HubgridService(Application):
         runs it in its state directory).""",
     ).tag(config=True)
 
-    def _state_path(self, name: str) -> str:
-        """``name`` next to the SQLite database, else in the working directory
-        (the hub runs the service in its state directory)."""
-        try:
-            url = make_url(self.db_url)
-        except Exception:
-            url = None
-        if url is not None and url.get_backend_name() == "sqlite" and url.database \
-                and url.database != ":memory:":
-            return str(Path(url.database).resolve().parent / name)
-        return str(Path(name).resolve())
-
     @default("session_log_dir")
     def _default_session_log_dir(self):
-        return self._state_path("session-logs")
+        return bootstrap.state_path(self.db_url, "session-logs")
 
     session_log_max_bytes = ByteSpecification(
         2**20,
@@ -413,7 +392,7 @@ class HubgridService(Application):
 
     @default("vfolder_hosts")
     def _default_vfolder_hosts(self):
-        return {"local": {"path": self._state_path("vfolders")}}
+        return {"local": {"path": bootstrap.state_path(self.db_url, "vfolders")}}
 
     @validate("vfolder_hosts")
     def _valid_vfolder_hosts(self, proposal):
@@ -463,59 +442,6 @@ class HubgridService(Application):
         ``c.HubgridService.vfolder_tus_expiry_hours = 48``.""",
     ).tag(config=True)
 
-    vfolder_hosts_resolved: dict[str, storage.Host]
-
-    def init_storage(self) -> None:
-        """Resolve the storage hosts: make their directories, detect capabilities."""
-        self.vfolder_hosts_resolved = storage.resolve_hosts(self.vfolder_hosts)
-        for host in self.vfolder_hosts_resolved.values():
-            self.log.info("vfolder host %s at %s (%s)", host.name, host.path,
-                          ", ".join(host.capabilities))
-        if self.default_vfolder_host not in self.vfolder_hosts_resolved:
-            self.log.warning("default_vfolder_host %r is not one of vfolder_hosts (%s): "
-                             "new folders must name their host", self.default_vfolder_host,
-                             ", ".join(sorted(self.vfolder_hosts_resolved)))
-
-    @property
-    def vfolder_storage(self) -> vfolders.Storage:
-        """What creating a folder needs besides the database."""
-        return vfolders.Storage(hosts=self.vfolder_hosts_resolved,
-                                default_host=self.default_vfolder_host,
-                                uid=self.vfolder_uid, gid=self.vfolder_gid,
-                                quota=storage.QuotaApplier())
-
-    def folder_access(self, principal, folder_id: str, need: str) -> vfolders.FolderAccess:
-        """What ``principal`` may do with a folder and where its files are
-        (need: read | write | delete), in a transaction of its own. Raises
-        Hidden (404), Denied (403) or StorageUnavailable (503)."""
-        with db.transaction(self.session_factory) as s:
-            return vfolders.access(s, principal, folder_id, need, self.vfolder_hosts_resolved)
-
-    def folder_usage_changed(self, folder_id: str, delta: int) -> None:
-        """After a write (delta > 0) or delete (delta < 0) in a folder: keep its
-        cached usage right, in a transaction of its own."""
-        with db.transaction(self.session_factory) as s:
-            vfolders.add_usage(s, folder_id, delta)
-
-    def measure_usage(self) -> int:
-        """Scan every folder and cache its usage; returns how many were measured."""
-        from .core.models import VFolder
-
-        with db.transaction(self.session_factory) as s:
-            ids = list(s.scalars(select(VFolder.id)))
-        done = 0
-        for folder_id in ids:
-            with db.transaction(self.session_factory) as s:
-                if vfolders.measure(s, folder_id, self.vfolder_hosts_resolved,
-                                    self.clock()) is not None:
-                    done += 1
-        return done
-
-
-    def clock(self) -> dt.datetime:
-        """The service's notion of now (tests may replace it)."""
-        return dt.datetime.now(dt.timezone.utc)
-
     # -- setup -------------------------------------------------------------
 
     def internal_token_matches(self, token: str) -> bool:
@@ -530,141 +456,12 @@ class HubgridService(Application):
     def api_prefix(self) -> str:
         return f"{self.service_prefix.rstrip('/')}/api/{API_VERSION}/"
 
-    def init_db(self) -> None:
-        self.engine = db.make_engine(self.db_url)
-        db.upgrade(self.engine)
-        self.session_factory = db.session_factory(self.engine)
-        self.bootstrap()
-
     def bootstrap(self) -> None:
         """Default domain and project, and a first superadmin (idempotent)."""
-        with db.transaction(self.session_factory) as s:
-            domain = None
-            if self.default_domain:
-                domain = s.scalar(select(Domain).where(Domain.name == self.default_domain))
-                if domain is None:
-                    domain = Domain(
-                        name=self.default_domain,
-                        description="Created at first start",
-                        allow_first_login=True,
-                    )
-                    s.add(domain)
-                    s.flush()
-                    if self.default_project:
-                        s.add(Project(domain=domain, name=self.default_project,
-                                      description="Created at first start"))
-            if s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
-                s.add(ResourcePolicy(name="default"))
-            rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == "default"))
-            if rg is None:
-                rg = ResourceGroup(name="default", description="Created at first start")
-                s.add(rg)
-                s.flush()
-                if domain is not None:
-                    rg.grants.append(ResourceGroupGrant(domain_id=domain.id))
-                if self.register_local_node:
-                    self._add_node(s, self.local_node_spec())
-            for spec in self.nodes:
-                if s.scalar(select(Node).where(Node.name == spec["name"])) is None:
-                    self._add_node(s, spec)
-            if domain is not None:
-                done = superadmins.restore(s, self.bootstrap_superadmin, domain,
-                                           self.default_project)
-                if done:
-                    self.log.info("bootstrap_superadmin: %s", done)
-
-    @staticmethod
-    def local_node_spec() -> dict:
-        import socket
-
-        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        return {
-            "name": socket.gethostname().lower() or "localhost",
-            "resource_group": "default",
-            "capacity": {"cpu": str(os.cpu_count() or 1), "mem": str(mem)},
-            "devices": local_gpus(),
-            "backend_url": "",
-        }
-
-    def _add_node(self, s, spec: dict) -> None:
-        from .core.schemas import NodeCreate, parse
-
-        body = parse(NodeCreate, spec)
-        rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
-        if rg is None:
-            raise ValueError(f"node {body.name}: no resource group {body.resource_group!r}")
-        s.add(resources.new_node(rg, body))
-        self.log.info("registered node %s in resource group %s", body.name, rg.name)
-
-    _strategy = None
-    _strategy_built: float = 0.0
-
-    @property
-    def strategy(self):
-        """The placement strategy; ``hubgrid``'s workload profile is rebuilt
-        from the ledger every ``profile_refresh`` seconds, in a thread of its
-        own: callers hold the ledger lock, and on SQLite a second transaction
-        of the same thread would wait for it forever."""
-        if self.placement_strategy != "hubgrid":
-            return {"best-fit": BestFit, "first-fit": FirstFit}[self.placement_strategy]()
-        if self._strategy is None:  # at start (initialize), before any transaction
-            self.rebuild_strategy()
-        elif time.monotonic() - self._strategy_built > self.profile_refresh:
-            self._strategy_built = time.monotonic()  # one rebuild at a time
-            threading.Thread(target=self.rebuild_strategy, name="workload profile",
-                             daemon=True).start()
-        return self._strategy
-
-    def rebuild_strategy(self) -> None:
-        try:
-            self._strategy = Hubgrid(self.workload_profile())
-        except Exception:
-            self.log.exception("could not rebuild the workload profile; keeping the old one")
-            if self._strategy is None:
-                self._strategy = Hubgrid(None)
-        self._strategy_built = time.monotonic()
-
-    def workload_profile(self) -> WorkloadProfile | None:
-        from .core.models import Allocation
-
-        with db.transaction(self.session_factory) as s:
-            rows = list(s.scalars(select(Allocation).order_by(Allocation.created_at.desc())
-                                  .limit(self.profile_window)))
-            requests = [ledger.placement_request(slotlib.from_text(a.slots), a.gpu_models)
-                        for a in rows]
-        return WorkloadProfile.from_requests(requests, 0.95) if requests else None
-
-    def schedule_soon(self, resource_group: str | None = None) -> None:
-        """Run a queue pass now (from any thread)."""
-        loop = getattr(self, "_loop", None)
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._schedule_wake.set)
-        else:
-            self._schedule_wake.set()
-
-    def schedule_now(self, presence: waiters.Presence | None = None) -> list[str]:
-        """One pass over every resource group's pending queue (blocking);
-        ``presence``: who waited for what, to cancel abandoned requests."""
-        results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
-                                        presence, self.pending_abandon_after, self.log,
-                                        self.queue_memos, lambda: self.waiters.generation)
-        return [i for r in results for i in r.admitted]
-
-    async def _schedule_loop(self) -> None:
-        # after a (re)start, nothing is admitted from the queue before the
-        # ledger was reconciled with the hub's servers
-        await self.mirror.reconciled.wait()
-        while True:
-            try:
-                presence = self.waiters.presence(self.pending_abandon_after)
-                await asyncio.to_thread(self.schedule_now, presence)
-            except Exception:
-                self.log.exception("scheduling pass failed; will retry")
-            try:
-                await asyncio.wait_for(self._schedule_wake.wait(), timeout=self.schedule_interval)
-            except asyncio.TimeoutError:
-                pass
-            self._schedule_wake.clear()
+        bootstrap.bootstrap(self.session_factory, self.log, default_domain=self.default_domain,
+                            default_project=self.default_project,
+                            bootstrap_superadmin=self.bootstrap_superadmin,
+                            register_local_node=self.register_local_node, nodes=self.nodes)
 
     def init_hub(self) -> None:
         """Hub token authentication and the mirror, when run by a hub.
@@ -678,19 +475,6 @@ class HubgridService(Application):
         hub = HubAPI(api_url, token) if api_url and token else None
         self.mirror = HubMirror(self.session_factory, hub, self.hub_sync_interval, self.log,
                                 reconcile=self.reconcile_hub)
-
-    def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,
-                      pending: frozenset[tuple[str, str]] = frozenset()) -> ledger.Reconciled:
-        """Release what the hub's servers no longer hold, then let the queues
-        use it (blocking; the mirror runs it in a worker thread)."""
-        with db.ledger_transaction(self.session_factory) as s:
-            done = ledger.reconcile(s, held, as_of, self.reconcile_grace, self.clock(), pending)
-        if done.released:
-            self.log.info("reconciled with the hub (%d server(s) hold an allocation, %d "
-                          "pending): released %d no server holds: %s", len(held), len(pending),
-                          len(done.released), ", ".join(done.released))
-            self.schedule_soon()
-        return done
 
     def make_app(self) -> web.Application:
         api = self.api_prefix
@@ -711,83 +495,7 @@ class HubgridService(Application):
             xsrf_cookies=False,
         )
 
-    # -- images ------------------------------------------------------------
-
-    #: makes the docker-py client of one host (tests put a fake here)
-    docker_client = staticmethod(dockerscan.docker_client)
-
-    def docker_host_urls(self) -> list[str]:
-        from .core.models import Node
-
-        with db.transaction(self.session_factory) as s:
-            node_urls = list(s.scalars(select(Node.backend_url).where(Node.backend_url != "")
-                                       .order_by(Node.name)))
-        return dockerscan.docker_hosts(node_urls, self.docker_hosts)
-
-    async def scan_images(self) -> registry.ScanReport:
-        """Ask every Docker host for its session images and record them."""
-        found, errors = await dockerscan.scan(self.docker_host_urls(), self.docker_client,
-                                              self.docker_timeout)
-        with db.transaction(self.session_factory) as s:
-            report = registry.apply_scan(s, found, errors, self.clock())
-        for host in report.hosts:
-            if not host["ok"]:
-                self.log.warning("image scan: docker host %s: %s", host["url"], host["error"])
-        for item in report.skipped:
-            self.log.warning("image scan: skipped %s: %s", item["name"], item["reason"])
-        self.log.info("image scan: %s", report.summary)
-        return report
-
-    async def _scan_at_start(self) -> None:
-        try:
-            await self.scan_images()
-        except Exception:
-            self.log.exception("image scan at start failed (scan again with POST images/scan)")
-
-    async def container_exited(self, ex: dockerevents.Exit) -> None:
-        """A session container exited: release its allocation (after
-        ``container_exit_release_delay``, unless its spawner did) and let
-        the queues use it."""
-        await asyncio.sleep(self.container_exit_release_delay)
-        model = await asyncio.to_thread(dockerevents.release_exited, self.session_factory, ex,
-                                        self.clock(), self.hub_base_url)
-        if model is not None:
-            self.log.info("container %s of allocation %s (%s/%s) on %s exited (code %s): "
-                          "released it %.1f s after the exit", ex.container[:12], ex.allocation,
-                          model["user"], model["server_name"], ex.engine, ex.exit_code,
-                          max(time.time() - ex.at, 0.0))
-            self.schedule_soon()
-
-    # -- session logs ------------------------------------------------------
-
-    log_store: sessionlogs.LogStore
-
-    def init_logs(self) -> None:
-        root = Path(self.session_log_dir)
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.log_store = sessionlogs.LogStore(root, self.session_log_max_bytes)
-
-    def purge_logs(self) -> list[str]:
-        """One pass of the log retention rule; returns the purged allocations."""
-        with db.transaction(self.session_factory) as s:
-            purged = sessionlogs.purge(s, self.log_store, self.clock(),
-                                       self.session_log_retention_days)
-        if purged:
-            self.log.info("purged the logs of %d session(s) released more than %d days ago",
-                          len(purged), self.session_log_retention_days)
-        return purged
-
-    async def _repeat(self, what: str, run, interval: str) -> None:
-        """Run the blocking ``run()`` in a worker thread now, then every
-        ``self.<interval>`` seconds; a failing pass is logged and retried."""
-        while True:
-            try:
-                await asyncio.to_thread(run)
-            except Exception:
-                self.log.exception("%s failed; will retry", what)
-            await asyncio.sleep(getattr(self, interval))
-
-    _schedule_wake: asyncio.Event
+    # -- start -------------------------------------------------------------
 
     _parent_pid: int
 
@@ -796,14 +504,20 @@ class HubgridService(Application):
         super().initialize(argv)
         if self.config_file:
             self.load_config_file(self.config_file)
-        self._schedule_wake = asyncio.Event()
-        self.init_db()
+        self.wake = passes.Wake()
+        self.engine = db.make_engine(self.db_url)
+        db.upgrade(self.engine)
+        self.session_factory = db.session_factory(self.engine)
+        self.bootstrap()
         self.waiters = waiters.Waiters()
         self.waiters.watch(self.session_factory)
         self.queue_memos: dict[str, queueing.Memo] = {}
-        self.strategy  # noqa: B018 - built now, outside any transaction
-        self.init_logs()
-        self.init_storage()
+        self.strategies = StrategyProvider(self.placement_strategy, self.session_factory,
+                                           self.profile_window, self.profile_refresh, self.log)
+        self.strategies.get()  # built now, outside any transaction
+        self.log_store = bootstrap.open_log_store(self.session_log_dir, self.session_log_max_bytes)
+        self.vfolder_hosts_resolved = bootstrap.resolve_storage(
+            self.vfolder_hosts, self.default_vfolder_host, self.log)
         self.init_hub()
 
     async def serve(self) -> None:
@@ -815,35 +529,21 @@ class HubgridService(Application):
         server = HTTPServer(self.make_app())
         lifecycle.listen(server, url.port or 80, url.hostname or "127.0.0.1", self.log)
         self.log.info("hubgrid service at %s (API %s)", self.service_url, self.api_prefix)
-        self._loop = asyncio.get_running_loop()
+        loop = self.wake.loop = asyncio.get_running_loop()
         self.mirror.start()
         self.mirror.request_sync()
-        scheduler = asyncio.ensure_future(self._schedule_loop())
-        housekeeping = [
-            asyncio.ensure_future(self._repeat("log retention pass", self.purge_logs,
-                                               "session_log_purge_interval")),
-            asyncio.ensure_future(self._repeat("vfolder usage scan", self.measure_usage,
-                                               "vfolder_usage_interval")),
-        ]
-        if self.scan_images_at_start:
-            housekeeping.append(asyncio.ensure_future(self._scan_at_start()))
-        if self.follow_docker_events:
-            housekeeping.append(asyncio.ensure_future(dockerevents.follow(
-                self.docker_host_urls, self.docker_client, self.container_exited, self.log,
-                timeout=self.docker_timeout)))
+        tasks = [asyncio.ensure_future(work) for work in self.background()]
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         if self.exit_with_parent:
-            housekeeping.append(asyncio.ensure_future(
+            tasks.append(asyncio.ensure_future(
                 lifecycle.watch_parent(self._parent_pid, stop, 1.0, self.log)))
         await stop.wait()
         server.stop()
         if pid_file is not None:
             lifecycle.release_pid_file(pid_file)
-        scheduler.cancel()
-        for task in housekeeping:
+        for task in tasks:
             task.cancel()
         await self.mirror.stop()
 

@@ -1,0 +1,158 @@
+"""What the running service does, over its settings: the entry points the
+handlers, the hub mirror and the tests call (a queue pass, a reconciliation,
+a folder's access, an image scan, ...) and the background work of a running
+service.
+
+``ServiceRuntime`` is a mixin of ``HubgridService``: each method reads the
+service's settings when it is called (tests change them on a live service)
+and hands them to the plain functions of ``runtime.passes`` and the domain
+packages, where the work is done. Blocking methods say so; the coroutines
+run their database work in worker threads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..core import db
+from ..core.models import Node
+from ..scheduling import ledger, queue as queueing
+from ..scheduling.strategies import StrategyProvider
+from ..scheduling.waiters import Presence, Waiters
+from ..sessions import dockerevents, dockerscan, registry, logs as sessionlogs
+from ..storage import hosts as storage, folders as vfolders
+from ..tenancy.hubmirror import HubMirror
+from . import passes
+
+
+class ServiceRuntime:
+    """The running service's entry points (mixed into ``HubgridService``)."""
+
+    # made by HubgridService.initialize; its settings (traits) are read as self.<name>
+    log: logging.Logger
+    session_factory: sessionmaker[Session]
+    waiters: Waiters
+    queue_memos: dict[str, queueing.Memo]
+    strategies: StrategyProvider
+    wake: passes.Wake
+    mirror: HubMirror
+    log_store: sessionlogs.LogStore
+    vfolder_hosts_resolved: dict[str, storage.Host]
+
+    def clock(self) -> dt.datetime:
+        """The service's notion of now (tests may replace it)."""
+        return dt.datetime.now(dt.timezone.utc)
+
+    # -- scheduling --------------------------------------------------------
+
+    @property
+    def strategy(self):
+        """The placement strategy to decide with now (``StrategyProvider``)."""
+        return self.strategies.get()
+
+    def schedule_soon(self, resource_group: str | None = None) -> None:
+        """Run a queue pass now (from any thread)."""
+        self.wake.set()
+
+    def schedule_now(self, presence: Presence | None = None) -> list[str]:
+        """One pass over every resource group's pending queue (blocking);
+        ``presence``: who waited for what, to cancel abandoned requests."""
+        results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
+                                        presence, self.pending_abandon_after, self.log,
+                                        self.queue_memos, lambda: self.waiters.generation)
+        return [i for r in results for i in r.admitted]
+
+    def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,
+                      pending: frozenset[tuple[str, str]] = frozenset()) -> ledger.Reconciled:
+        """Release what the hub's servers no longer hold, then let the queues
+        use it (blocking; the mirror runs it in a worker thread)."""
+        return passes.reconcile(self.session_factory, held, as_of, pending, self.reconcile_grace,
+                                self.clock(), self.log, self.schedule_soon)
+
+    # -- virtual folders ---------------------------------------------------
+
+    @property
+    def vfolder_storage(self) -> vfolders.Storage:
+        """What creating a folder needs besides the database."""
+        return vfolders.Storage(hosts=self.vfolder_hosts_resolved,
+                                default_host=self.default_vfolder_host,
+                                uid=self.vfolder_uid, gid=self.vfolder_gid,
+                                quota=storage.QuotaApplier())
+
+    def folder_access(self, principal, folder_id: str, need: str) -> vfolders.FolderAccess:
+        """What ``principal`` may do with a folder and where its files are
+        (need: read | write | delete), in a transaction of its own (blocking).
+        Raises Hidden (404), Denied (403) or StorageUnavailable (503)."""
+        with db.transaction(self.session_factory) as s:
+            return vfolders.access(s, principal, folder_id, need, self.vfolder_hosts_resolved)
+
+    def folder_usage_changed(self, folder_id: str, delta: int) -> None:
+        """After a write (delta > 0) or delete (delta < 0) in a folder: keep its
+        cached usage right, in a transaction of its own (blocking)."""
+        with db.transaction(self.session_factory) as s:
+            vfolders.add_usage(s, folder_id, delta)
+
+    def measure_usage(self) -> int:
+        """Scan every folder and cache its usage (blocking); returns how many were measured."""
+        return passes.measure_usage(self.session_factory, self.vfolder_hosts_resolved, self.clock)
+
+    # -- images and containers ---------------------------------------------
+
+    #: makes the docker-py client of one host (tests put a fake here)
+    docker_client = staticmethod(dockerscan.docker_client)
+
+    def docker_host_urls(self) -> list[str]:
+        """The Docker engines of the nodes and of ``docker_hosts``, each once (blocking)."""
+        with db.transaction(self.session_factory) as s:
+            node_urls = list(s.scalars(select(Node.backend_url).where(Node.backend_url != "")
+                                       .order_by(Node.name)))
+        return dockerscan.docker_hosts(node_urls, self.docker_hosts)
+
+    async def scan_images(self) -> registry.ScanReport:
+        """Ask every Docker host for its session images and record them."""
+        return await passes.scan_images(self.docker_host_urls, self.docker_client,
+                                        self.docker_timeout, self.session_factory, self.clock,
+                                        self.log)
+
+    async def _scan_at_start(self) -> None:
+        await passes.scan_at_start(self.scan_images, self.log)
+
+    async def container_exited(self, ex: dockerevents.Exit) -> None:
+        """A session container exited: release its allocation (after
+        ``container_exit_release_delay``, unless its spawner did) and let
+        the queues use it."""
+        await passes.container_exited(ex, self.container_exit_release_delay,
+                                      self.session_factory, self.clock, self.hub_base_url,
+                                      self.log, self.schedule_soon)
+
+    # -- session logs ------------------------------------------------------
+
+    def purge_logs(self) -> list[str]:
+        """One pass of the log retention rule (blocking); returns the purged allocations."""
+        return passes.purge_logs(self.session_factory, self.log_store, self.clock(),
+                                 self.session_log_retention_days, self.log)
+
+    # -- background --------------------------------------------------------
+
+    def background(self) -> list:
+        """The background work of a running service, in start order (coroutines)."""
+        work = [
+            passes.queue_loop(self.mirror.reconciled,
+                              lambda: self.waiters.presence(self.pending_abandon_after),
+                              self.schedule_now, self.wake, lambda: self.schedule_interval,
+                              self.log),
+            passes.repeat("log retention pass", self.purge_logs,
+                          lambda: self.session_log_purge_interval, self.log),
+            passes.repeat("vfolder usage scan", self.measure_usage,
+                          lambda: self.vfolder_usage_interval, self.log),
+        ]
+        if self.scan_images_at_start:
+            work.append(self._scan_at_start())
+        if self.follow_docker_events:
+            work.append(dockerevents.follow(self.docker_host_urls, self.docker_client,
+                                            self.container_exited, self.log,
+                                            timeout=self.docker_timeout))
+        return work
