@@ -24,8 +24,8 @@ from tornado.httpserver import HTTPServer
 from traitlets import Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default, validate
 from traitlets.config import Application
 
-from .api import browser, openapi
-from .api.base import JSONNotFoundHandler
+from .api import openapi, routes
+from .api.uploadbook import FileUploads
 from .core import db, forwarded
 from .runtime import bootstrap, lifecycle, passes
 from .runtime.service import ServiceRuntime
@@ -476,21 +476,16 @@ class HubgridService(ServiceRuntime, Application):
         self.mirror = HubMirror(self.session_factory, hub, self.hub_sync_interval, self.log,
                                 reconcile=self.reconcile_hub)
 
+    #: the files API's uploads of this process (quota book, staging files,
+    #: usage gate): made by the handlers at the first upload (APIHandler.uploads)
+    file_uploads: FileUploads | None = None
+
     def make_app(self) -> web.Application:
-        api = self.api_prefix
-        prefix = self.service_prefix.rstrip("/") + "/"
         kwargs = {"service": self}
-        handlers = [
-            (api + path + "/?", handler, kwargs)
-            for path, handler in openapi.all_routes()
-        ]
-        handlers += [
-            (prefix + "oauth_callback", browser.OAuthCallbackHandler, kwargs),
-            (prefix + "?", browser.HomeHandler, kwargs),
-            (api + ".*", JSONNotFoundHandler, kwargs),
-        ]
         return web.Application(
-            handlers,
+            [(pattern, handler, kwargs)
+             for pattern, handler in routes.service_routes(self.service_prefix, self.api_prefix)],
+            openapi=openapi.document(self.api_prefix, openapi.oauth_cookie_name(self)),
             cookie_secret=os.environ.get("JUPYTERHUB_COOKIE_SECRET") or secrets.token_bytes(32),
             xsrf_cookies=False,
         )

@@ -8,11 +8,16 @@ token.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import re
+import threading
+from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate
+from sqlalchemy import event
 from tornado import web
 from tornado.httpclient import AsyncHTTPClient
 from tornado.httpserver import HTTPServer
@@ -20,8 +25,9 @@ from tornado.testing import bind_unused_port
 
 from quota_service.tenancy import accounts as manager
 from quota_service.app import HubgridService
-from quota_service.core.db import transaction
-from quota_service.api.base import JSONNotFoundHandler
+from quota_service.core.db import ledger_transaction, transaction
+from quota_service.api import routes as route_table
+from quota_service.api.base import APIHandler, JSONNotFoundHandler, implemented_verbs
 from quota_service.api.openapi import document, oauth_cookie_name
 from quota_service.core.schemas import KeypairCreate
 
@@ -91,7 +97,7 @@ def api_routes(app, api_prefix: str) -> dict[str, type]:
         path = pattern[len(api_prefix) - 1:]
         path = re.sub(r"/\?\$$", "", path)
         # one path segment, or an image name (its '/'s raw or URL-encoded)
-        path = path.replace("([^/]+)", "{}").replace("(.+)", "{}")
+        path = re.sub(r"\(\?P<[a-z_]+>(\[\^/\]\+|\.\+)\)", "{}", path)
         path = path.replace("openapi\\.json", "openapi.json")
         assert "(" not in path and "$" not in path, f"unexpected route pattern {pattern}"
         assert path not in routes, f"{path} is routed twice"
@@ -177,10 +183,10 @@ async def test_openapi_json_is_served_without_authentication(served, service):
     assert data["reason"] == "unauthenticated"
 
 
-async def test_every_documented_operation_is_served_and_no_other(served, service, doc):
-    """Each documented path+verb reaches its handler (not 404/405/500);
-    each other verb on a documented path is a 405."""
-    svc = service[0]
+async def sweep(svc, served, doc, before_each=None) -> list[str]:
+    """Every verb on every documented path (unknown ids), as root or the hub:
+    what is not answered as documented. ``before_each(what)`` is called
+    before each request."""
     with transaction(svc.session_factory) as s:
         root = manager.principal_for_hub_user(s, "root")
         kp = manager.create_keypair(s, root, KeypairCreate(), svc.clock())
@@ -198,6 +204,8 @@ async def test_every_documented_operation_is_served_and_no_other(served, service
             internal = op is not None and op["security"] == [{"internal": []}]
             if op is None:
                 internal = any(o["security"] == [{"internal": []}] for o in item.values())
+            if before_each is not None:
+                before_each(f"{verb.upper()} {path}")
             resp, data = await fetch(client, url, verb.upper(),
                                      internal_auth if internal else user_auth)
             what = f"{verb.upper()} {path} -> {resp.code} {data}"
@@ -211,7 +219,13 @@ async def test_every_documented_operation_is_served_and_no_other(served, service
                 resp.code == 404 and "no such API endpoint" in (data or {}).get("message", "")
             ):
                 problems.append(f"documented but not served: {what}")
-    assert problems == []
+    return problems
+
+
+async def test_every_documented_operation_is_served_and_no_other(served, service, doc):
+    """Each documented path+verb reaches its handler (not 404/405/500);
+    each other verb on a documented path is a 405."""
+    assert await sweep(service[0], served, doc) == []
 
 
 @pytest.mark.parametrize("verb", ["TRACE", "PROPFIND", "HEAD", "PUT"])
@@ -255,3 +269,113 @@ def test_the_documented_cookie_is_the_one_hub_oauth_sets(service, monkeypatch):
     monkeypatch.setenv("JUPYTERHUB_COOKIE_HOST_PREFIX_ENABLED", "1")
     svc.hub_auth = HubOAuth(api_token="t", api_url="http://127.0.0.1:1/hub/api")
     assert oauth_cookie_name(svc) == svc.hub_auth.cookie_name != hub_auth.cookie_name
+
+
+# --- the route table, summaries and path parameters ----------------------------------
+
+def test_every_route_parameter_is_a_named_group_its_verbs_take_by_name():
+    for route, handler in route_table.API:
+        pattern = re.compile(route)
+        assert pattern.groups == len(pattern.groupindex), f"{route}: an unnamed group"
+        names = sorted(pattern.groupindex, key=pattern.groupindex.get)
+        for verb in implemented_verbs(handler):
+            taken = list(inspect.signature(getattr(handler, verb)).parameters)[1:]
+            assert taken[:len(names)] == names, f"{verb} {route}: takes {taken}"
+            assert all(inspect.signature(getattr(handler, verb)).parameters[p].default
+                       is not inspect.Parameter.empty for p in taken[len(names):]), \
+                f"{verb} {route}: needs arguments the route does not give"
+
+
+def test_every_operation_is_summed_up_by_its_verbs_one_line_docstring(doc):
+    seen = 0
+    for route, handler in route_table.API:
+        path = "/" + re.sub(r"\(\?P<([a-z_]+)>[^()]*\)", r"{\1}", route).replace("\\.", ".")
+        for verb in implemented_verbs(handler):
+            docstring = getattr(handler, verb).__doc__
+            assert docstring and "\n" not in docstring.strip(), f"{verb} {route}: {docstring!r}"
+            assert doc["paths"][path][verb]["summary"] == docstring.strip()
+            seen += 1
+    assert seen == sum(len(item) for item in doc["paths"].values())
+
+
+def test_the_path_parameters_of_every_operation_are_its_routes_named_groups(doc):
+    for route, handler in route_table.API:
+        pattern = re.compile(route)
+        names = sorted(pattern.groupindex, key=pattern.groupindex.get)
+        path = "/" + re.sub(r"\(\?P<([a-z_]+)>[^()]*\)", r"{\1}", route).replace("\\.", ".")
+        for verb, op in doc["paths"][path].items():
+            assert [p["name"] for p in op["parameters"] if p["in"] == "path"] == names
+
+
+def test_only_the_base_handler_reaches_the_service_or_opens_transactions():
+    """Handlers use the base's typed accessors and its ``db`` helper."""
+    api = Path(route_table.__file__).parent
+    wrong = []
+    for path in sorted(api.glob("*.py")):
+        if path.name in ("base.py", "browser.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr == "service" and \
+                    isinstance(node.value, ast.Name) and node.value.id == "self":
+                wrong.append(f"{path.name}:{node.lineno}: self.service")
+            if isinstance(node, ast.Name) and node.id in ("transaction", "ledger_transaction"):
+                wrong.append(f"{path.name}:{node.lineno}: {node.id}")
+            if isinstance(node, ast.Attribute) and node.attr in ("to_thread", "session_factory"):
+                wrong.append(f"{path.name}:{node.lineno}: {node.attr}")
+    assert wrong == []
+
+
+# --- the database off the event loop ---------------------------------------------
+
+@pytest.fixture
+def statements(service):
+    """(thread id, what was being asked) of every SQL statement the service's
+    engine runs while a test asks (``ask``: set what is being asked)."""
+    svc = service[0]
+    asking: list[str] = []
+    seen: list[tuple[int, str]] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        if asking:
+            seen.append((threading.get_ident(), asking[-1]))
+
+    event.listen(svc.engine, "before_cursor_execute", record)
+    try:
+        yield seen, asking.append
+    finally:
+        event.remove(svc.engine, "before_cursor_execute", record)
+
+
+async def test_no_handler_touches_the_database_on_the_event_loop(served, service, doc,
+                                                                  statements):
+    """Every operation, authentication and the access log included: each SQL
+    statement runs in a worker thread, none on the loop's."""
+    seen, ask = statements
+    assert await sweep(service[0], served, doc, before_each=ask) == []
+    loop = threading.get_ident()
+    assert {what for thread, what in seen} >= {"GET /me", "POST /domains",
+                                                "DELETE /vfolders/{folder_id}"}
+    assert sorted({what for thread, what in seen if thread == loop}) == []
+
+
+async def test_the_check_above_sees_database_work_done_on_the_loop(served, service, statements,
+                                                                    monkeypatch):
+    """The same check, with a ``db`` helper that runs the work inline: caught."""
+
+    async def inline(self, work, *, ledger=False):
+        with (ledger_transaction if ledger else transaction)(self.session_factory) as s:
+            return work(s)
+
+    monkeypatch.setattr(APIHandler, "db", inline)
+    seen, ask = statements
+    svc = service[0]
+    with transaction(svc.session_factory) as s:
+        root = manager.principal_for_hub_user(s, "root")
+        kp = manager.create_keypair(s, root, KeypairCreate(), svc.clock())
+    base, client = served
+    ask("GET /me")
+    resp, data = await fetch(client, base + svc.api_prefix + "me",
+                             auth=f"Keypair {kp['access_key']}:{kp['secret_key']}")
+    assert resp.code == 200 and data["name"] == "root"
+    assert threading.get_ident() in {thread for thread, _ in seen}
+

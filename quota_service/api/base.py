@@ -1,32 +1,58 @@
-"""The base of every API handler: caller resolution, JSON in and out, audit.
+"""The base of every API handler: caller resolution, JSON in and out, the
+database off the event loop, the service's collaborators, the access log.
 
-Handlers stay thin: parse, call a manager inside ``self.transaction()``,
-finish with JSON. Refusals are ``ApiError``s, answered as
-``{"status": N, "reason": ..., "message": ...}`` -- never a 500 for a
-caller's mistake.
+Handlers stay thin: parse, call a manager with
+``await self.db(lambda s: manager.fn(s, self.principal, ...))`` -- one
+transaction in a worker thread, so the event loop never waits for the
+database -- and finish with JSON. They reach the service only through the
+typed accessors below (``mirror``, ``waiters``, ``strategy``, ...). Refusals
+are ``ApiError``s, answered as ``{"status": N, "reason": ..., "message": ...}``
+-- never a 500 for a caller's mistake. The access-log entry of a request is
+written (in a worker thread too) before its answer goes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import re
+import sys
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from jupyterhub.services.auth import HubOAuthenticated, UserNotAllowed
+from sqlalchemy.orm import Session, sessionmaker
 from tornado import web
+from tornado.concurrent import Future, chain_future, future_set_exc_info
 from tornado.ioloop import IOLoop
 
-from ..tenancy import audit, accounts
 from ..core import forwarded
 from ..core.authz import Principal
-from ..core.db import transaction
+from ..core.db import ledger_transaction, transaction
 from ..core.errors import ApiError, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from ..core.keys import parse_keypair_header
+from ..scheduling.placement import Strategy
+from ..scheduling.waiters import Waiters
+from ..sessions.logs import LogStore
+from ..sessions.registry import ScanReport
+from ..storage.folders import Storage
+from ..storage.hosts import Host
+from ..tenancy import accounts, audit
+from ..tenancy.hubmirror import HubMirror
+from .uploadbook import FileUploads
 
 INTERNAL_SCHEME = "hubgrid-internal"
 VERBS = ("get", "post", "put", "patch", "delete", "head", "options")
+
+
+T = TypeVar("T")
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a worker thread: blocking work (the database) never
+    holds up the event loop."""
+    return await asyncio.to_thread(fn, *args)
 
 
 def implemented_verbs(handler: type) -> list[str]:
@@ -59,6 +85,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     produces: dict[str, str] = {}
 
     def initialize(self, service):
+        # the HubgridService (untyped: the api package may not import the app
+        # that serves it); handlers reach it through the accessors below
         self.service = service
         self.hub_auth = service.hub_auth
         self.audit_target = ""
@@ -71,8 +99,108 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     def now(self) -> dt.datetime:
         return self.service.clock()
 
-    def transaction(self):
-        return transaction(self.service.session_factory)
+    async def db(self, work: Callable[[Session], T], *, ledger: bool = False) -> T:
+        """``work(session)`` in one transaction (``ledger``: holding the
+        ledger lock, ``core.db.ledger_transaction``), in a worker thread.
+
+        The transaction has committed when this returns; an exception (a
+        refusal included) rolls it back and is raised here. ``work`` must
+        not open a transaction of its own (on SQLite it would wait for the
+        write lock its own thread holds)."""
+        begin = ledger_transaction if ledger else transaction
+        factory = self.session_factory
+
+        def run() -> T:
+            with begin(factory) as s:
+                return work(s)
+
+        return await off_loop(run)
+
+    # -- the service's collaborators ----------------------------------------
+
+    @property
+    def session_factory(self) -> sessionmaker[Session]:
+        """Sessions of the service database (use ``db``, not this, in verbs)."""
+        return self.service.session_factory
+
+    @property
+    def mirror(self) -> HubMirror:
+        """The mirror of the tenancy into the hub's groups."""
+        return self.service.mirror
+
+    @property
+    def waiters(self) -> Waiters:
+        """Who long-polls which pending allocation."""
+        return self.service.waiters
+
+    @property
+    def strategy(self) -> Strategy:
+        """The placement strategy (its workload profile kept fresh by the service)."""
+        return self.service.strategy
+
+    @property
+    def hub_base_url(self) -> str:
+        """The hub's base URL, under which session apps are served."""
+        return self.service.hub_base_url
+
+    @property
+    def vfolder_hosts(self) -> dict[str, Host]:
+        """The storage hosts of virtual folders, resolved at start."""
+        return self.service.vfolder_hosts_resolved
+
+    @property
+    def vfolder_storage(self) -> Storage:
+        """What creating a folder needs besides the database."""
+        return self.service.vfolder_storage
+
+    @property
+    def uploads(self) -> FileUploads:
+        """The uploads of this service process (its ``file_uploads`` slot),
+        made at the first use."""
+        service = self.service
+        if service.file_uploads is None:
+            service.file_uploads = FileUploads(
+                staging_max_age=3600.0 * service.vfolder_staging_max_age_hours,
+                tus_idle=3600.0 * service.vfolder_tus_expiry_hours,
+            )
+        return service.file_uploads
+
+    @property
+    def log_store(self) -> LogStore:
+        """The per-session logs on disk."""
+        return self.service.log_store
+
+    @property
+    def log_retention_days(self) -> int:
+        """Days a session's log is kept after its release (0: forever)."""
+        return self.service.session_log_retention_days
+
+    @property
+    def reconcile_grace(self) -> float:
+        """Seconds a hub-held allocation may exist before a server must hold it."""
+        return self.service.reconcile_grace
+
+    @property
+    def first_login(self) -> tuple[str, str]:
+        """The (domain, project) a user logging in for the first time joins."""
+        return self.service.default_domain, self.service.default_project
+
+    @property
+    def api_prefix(self) -> str:
+        """``<service prefix>api/v1/``."""
+        return self.service.api_prefix
+
+    def api_url(self, *parts: str) -> str:
+        """The URL path of an API resource (``parts`` quoted)."""
+        return self.service.api_url(*parts)
+
+    def schedule_soon(self, resource_group: str | None = None) -> None:
+        """Run a pass over the pending queues now (capacity came free)."""
+        self.service.schedule_soon(resource_group)
+
+    async def scan_images(self) -> ScanReport:
+        """Scan the Docker hosts for session images and record them."""
+        return await self.service.scan_images()
 
     # -- authentication ----------------------------------------------------
 
@@ -98,8 +226,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             if parsed is None:
                 raise Unauthenticated("malformed keypair header: use 'Keypair ACCESS:SECRET'")
             self._credential = "keypair"
-            with self.transaction() as s:
-                self.principal = accounts.principal_for_keypair(s, *parsed, self.now())
+            now = self.now()
+            self.principal = await self.db(
+                lambda s: accounts.principal_for_keypair(s, *parsed, now))
             return
         if scheme == INTERNAL_SCHEME:
             raise Unauthenticated("internal credentials are not accepted here")
@@ -121,8 +250,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         if model.get("kind", "user") != "user":
             raise Denied("only users may call the hubgrid API")
         self._credential = "token"
-        with self.transaction() as s:
-            self.principal = accounts.principal_for_hub_user(s, model["name"])
+        name = model["name"]
+        self.principal = await self.db(lambda s: accounts.principal_for_hub_user(s, name))
 
     def get_current_user(self):
         # identity comes from prepare(); never block on a sync hub request
@@ -206,14 +335,43 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     # -- audit -------------------------------------------------------------
 
-    def on_finish(self):
+    #: the answer, held while its access-log entry is written
+    _answer: Future | None = None
+
+    def finish(self, chunk=None):
+        """Send the answer once its access-log entry (if any) is written, in
+        a worker thread: a caller who reads the log after an answer finds it."""
+        if self._answer is not None:  # send_error or tornado finishing a held answer
+            return self._answer
+        rec = None if self._finished else self.audit_record()
+        if rec is None:
+            return super().finish(chunk)
+        self._answer = Future()
+        IOLoop.current().add_callback(self._record_then_finish, rec, chunk)
+        return self._answer
+
+    async def _record_then_finish(self, rec: audit.Record, chunk) -> None:
+        try:
+            await self.log_access(rec)
+        except Exception:
+            self.log.exception("could not write the access log for %s %s",
+                               self.request.method, rec.target)
+        try:
+            chain_future(super().finish(chunk), self._answer)
+        except Exception:
+            future_set_exc_info(self._answer, sys.exc_info())
+            raise
+
+    def audit_record(self) -> audit.Record | None:
+        """The access-log entry of this request: writes, refusals of the
+        caller (401, 403, a hidden 404); None for reads and the hub's calls."""
         status = self.get_status()
         method = self.request.method
         exc = getattr(self, "_api_error", None)
         is_write = method not in ("GET", "HEAD", "OPTIONS")
         denied = status in (401, 403) or isinstance(exc, Hidden)
         if not (is_write or denied) or self.caller_kind == "internal":
-            return
+            return None
         if denied:
             outcome = "denied"
         elif status < 400:
@@ -223,7 +381,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         else:
             outcome = "error"
         p = self.principal
-        rec = audit.Record(
+        return audit.Record(
             action=self.audit_action(method),
             outcome=outcome,
             status=status,
@@ -236,9 +394,6 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             target=self.audit_target or self.request.path,
             detail=exc.message if isinstance(exc, ApiError) else self.audit_detail,
         )
-        # after the handler's own transaction has ended (finish() may run
-        # inside it): on SQLite two writers in one thread would deadlock
-        IOLoop.current().add_callback(self._record, rec, method)
 
     def client_address(self) -> str:
         """The caller's address: forwarded headers count only from the
@@ -246,11 +401,10 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         trusted = forwarded.parse_networks(tuple(self.service.trusted_proxies))
         return forwarded.client_address(self.request.remote_ip, self.request.headers, trusted)
 
-    def _record(self, rec: audit.Record, method: str) -> None:
-        try:
-            audit.record(self.service.session_factory, rec, self.now())
-        except Exception:
-            self.log.exception("could not write the access log for %s %s", method, rec.target)
+    async def log_access(self, rec: audit.Record) -> None:
+        """Write an access-log entry, in a transaction of its own in a worker
+        thread; a failure raises."""
+        await off_loop(audit.record, self.session_factory, rec, self.now())
 
     def audit_action(self, method: str) -> str:
         return f"{self.resource}.{ {'POST': 'create', 'PUT': 'put', 'PATCH': 'update', 'DELETE': 'delete'}.get(method, 'read')}"
@@ -279,7 +433,22 @@ class JSONNotFoundHandler(APIHandler):
             return super().write_error(404, exc_info=(NotFound, exc, None))
         return super().write_error(status_code, **kwargs)
 
-    def on_finish(self):
+    def audit_record(self) -> None:
         # nothing happened: not worth a row in the access log
+        return None
+
+
+
+class OpenAPIHandler(APIHandler):
+    """The OpenAPI document (no authentication needed). The application
+    holds it (setting ``openapi``, made by ``api.openapi.document`` from the
+    route table): a handler listed in that table cannot import its builder."""
+
+    resource = "openapi"
+
+    async def prepare(self):
         pass
 
+    def get(self):
+        """The OpenAPI document of this API."""
+        self.finish_json(self.settings["openapi"])

@@ -18,18 +18,17 @@ class ImagesHandler(APIHandler):
     resource = "image"
     bodies = {"post": ImageCreate}
 
-    def get(self):
+    async def get(self):
         """The images the caller's domain may use (superadmins: all)."""
-        with self.transaction() as s:
-            self.finish_json(registry.list_images(s, self.principal))
+        self.finish_json(await self.db(lambda s: registry.list_images(s, self.principal)))
 
-    def post(self):
+    async def post(self):
         """Add an image (superadmins)."""
         body = parse(ImageCreate, self.json_body())
         self.audit_target = body.name
-        with self.transaction() as s:
-            model = registry.create_image(s, self.principal, body, self.now())
-        self.created(model, self.service.api_url("images", body.name))
+        now = self.now()
+        model = await self.db(lambda s: registry.create_image(s, self.principal, body, now))
+        self.created(model, self.api_url("images", body.name))
 
 
 class ImageScanHandler(APIHandler):
@@ -40,7 +39,7 @@ class ImageScanHandler(APIHandler):
         """Scan the Docker hosts for session images and record them (superadmins)."""
         self.audit_target = "scan"
         authz.require_superadmin(self.principal, "scan for images")
-        report = await self.service.scan_images()
+        report = await self.scan_images()
         self.audit_detail = report.summary
         self.finish_json(report.as_dict())
 
@@ -52,33 +51,22 @@ class ImageHandler(APIHandler):
     resource = "image"
     bodies = {"patch": ImageUpdate}
 
-    def get(self, name):
+    async def get(self, image):
         """One image (404 when the caller's domain may not use it)."""
-        self.audit_target = name
-        with self.transaction() as s:
-            self.finish_json(registry.get_image(s, self.principal, name))
+        self.audit_target = image
+        self.finish_json(await self.db(lambda s: registry.get_image(s, self.principal, image)))
 
-    def patch(self, name):
+    async def patch(self, image):
         """Change who may use an image, its minimum or its service ports (superadmins)."""
-        self.audit_target = name
+        self.audit_target = image
         body = parse(ImageUpdate, self.json_body())
-        with self.transaction() as s:
-            model = registry.update_image(s, self.principal, name, body, self.now())
+        now = self.now()
+        model = await self.db(lambda s: registry.update_image(s, self.principal, image, body,
+                                                              now))
         self.finish_json(model)
 
-    def delete(self, name):
+    async def delete(self, image):
         """Remove an image from the registry (superadmins); running sessions go on."""
-        self.audit_target = name
-        with self.transaction() as s:
-            registry.delete_image(s, self.principal, name)
+        self.audit_target = image
+        await self.db(lambda s: registry.delete_image(s, self.principal, image))
         self.no_content()
-
-
-#: an image name: one URL-encoded segment or the raw 'repository/path:tag'
-IMAGE = r"(.+)"
-
-routes = [
-    (r"images", ImagesHandler),
-    (r"images/scan", ImageScanHandler),
-    (rf"images/{IMAGE}", ImageHandler),
-]

@@ -1,4 +1,4 @@
-"""Endpoints for the hub's authenticator only (shared internal token)."""
+"""Endpoints for the hub's authenticator and spawners only (shared internal token)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import asyncio
 import re
 
 from ..tenancy import audit, accounts
-from ..core import db
 from ..scheduling import ledger
 from ..sessions import logs
 from ..core.errors import ApiError
@@ -20,30 +19,33 @@ class LoginHandler(APIHandler):
     caller_kind = "internal"
     bodies = {"post": LoginEvent}
 
-    def post(self):
+    async def post(self):
+        """Record a login attempt; on success resolve (or create) the user."""
         event = parse(LoginEvent, self.json_body())
         rec = dict(actor=event.username, credential="password", source=event.source,
                    action="login", target=event.username)
         if not event.success:
-            self._record(audit.Record(outcome="failure", status=401,
-                                      detail=event.reason or "bad credentials", **rec))
+            await self.log_access(audit.Record(outcome="failure", status=401,
+                                              detail=event.reason or "bad credentials", **rec))
             self.no_content()
             return
-        try:
-            with self.transaction() as s:
-                u = accounts.resolve_login(s, event.username, self.service.default_domain,
-                                          self.service.default_project)
-                model = accounts.identity(s, u)
-        except ApiError as e:
-            self._record(audit.Record(outcome="denied", status=e.status, detail=e.message, **rec))
-            raise
-        self._record(audit.Record(outcome="success", status=200, actor_domain=model["domain"],
-                                  domain=model["domain"], **rec))
-        self.service.mirror.request_sync()
-        self.finish_json(model)
+        domain, project = self.first_login
 
-    def _record(self, rec: audit.Record) -> None:
-        audit.record(self.service.session_factory, rec, self.now())
+        def resolve(s):
+            return accounts.identity(s, accounts.resolve_login(s, event.username, domain,
+                                                               project))
+
+        try:
+            model = await self.db(resolve)
+        except ApiError as e:
+            await self.log_access(audit.Record(outcome="denied", status=e.status,
+                                              detail=e.message, **rec))
+            raise
+        await self.log_access(audit.Record(outcome="success", status=200,
+                                          actor_domain=model["domain"], domain=model["domain"],
+                                          **rec))
+        self.mirror.request_sync()
+        self.finish_json(model)
 
 
 class IdentityHandler(APIHandler):
@@ -51,9 +53,9 @@ class IdentityHandler(APIHandler):
 
     caller_kind = "internal"
 
-    def get(self, name):
-        with self.transaction() as s:
-            self.finish_json(accounts.identity_of(s, name))
+    async def get(self, user):
+        """The current identity of an active user, for the authenticator's refresh."""
+        self.finish_json(await self.db(lambda s: accounts.identity_of(s, user)))
 
 
 class SyncHandler(APIHandler):
@@ -62,15 +64,18 @@ class SyncHandler(APIHandler):
     caller_kind = "internal"
 
     async def post(self):
-        report = await self.service.mirror.sync_now()
-        self.finish_json(report)
+        """Mirror the tenancy into the hub now, and answer when done."""
+        self.finish_json(await self.mirror.sync_now())
 
 
-routes = [
-    (r"internal/login", LoginHandler),
-    (r"internal/identity/([^/]+)", IdentityHandler),
-    (r"internal/sync", SyncHandler),
-]
+class SpawnChoicesHandler(APIHandler):
+    """What a user may start now: the spawn form's projects, groups, images and quota."""
+
+    caller_kind = "internal"
+
+    async def get(self, user):
+        """What a user may start now: the spawn form's projects, groups, images and quota."""
+        self.finish_json(await self.db(lambda s: ledger.spawn_choices(s, user)))
 
 
 class InternalAllocationsHandler(APIHandler):
@@ -79,16 +84,17 @@ class InternalAllocationsHandler(APIHandler):
     caller_kind = "internal"
     bodies = {"post": InternalAllocationCreate}
 
-    def post(self):
+    async def post(self):
+        """Ask for resources for a user's server: 201 allocated, 202 pending, 422 refused."""
         body = parse(InternalAllocationCreate, self.json_body())
-        with db.transaction(self.service.session_factory) as s:
-            p = accounts.principal_for_hub_user(s, body.user)
-        with db.ledger_transaction(self.service.session_factory) as s:
-            model = ledger.submit(s, p, body, self.now(), self.service.strategy, origin="hub",
-                                  base_url=self.service.hub_base_url,
-                                  hosts=self.service.vfolder_hosts_resolved, mount_paths=True)
+        p = await self.db(lambda s: accounts.principal_for_hub_user(s, body.user))
+        now, strategy, base_url, hosts = self.now(), self.strategy, self.hub_base_url, \
+            self.vfolder_hosts
+        model = await self.db(lambda s: ledger.submit(
+            s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
+            mount_paths=True), ledger=True)
         # once past its grace, the hub must be seen holding it: else released
-        self.service.mirror.check_after(self.service.reconcile_grace + 0.5)
+        self.mirror.check_after(self.reconcile_grace + 0.5)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
 
 
@@ -112,19 +118,19 @@ class InternalAllocationHandler(APIHandler):
 
     _waiting: tuple[str, asyncio.Future] | None = None
 
-    async def get(self, alloc_id):
+    async def get(self, allocation_id):
         """The allocation; with ``wait``, a long-poll while it is pending."""
         wait = self.wait_argument()
-        waiters = self.service.waiters
-        waiters.seen(alloc_id)
+        waiters = self.waiters
+        waiters.seen(allocation_id)
         if wait is None:
-            self.finish_json(await self._read(alloc_id))
+            self.finish_json(await self._read(allocation_id))
             return
         # registered before the read: a change in between still wakes it
-        fut = waiters.wait(alloc_id)
-        self._waiting = (alloc_id, fut)
+        fut = waiters.wait(allocation_id)
+        self._waiting = (allocation_id, fut)
         try:
-            model = waiters.cached(alloc_id) or await self._read(alloc_id)
+            model = waiters.cached(allocation_id) or await self._read(allocation_id)
             if model["state"] == "pending" and not fut.done():
                 try:
                     await asyncio.wait_for(fut, wait)
@@ -132,10 +138,10 @@ class InternalAllocationHandler(APIHandler):
                     pass
                 if self.request.connection.stream.closed():
                     return  # the waiter left (on_connection_close dropped it)
-                model = waiters.cached(alloc_id) or await self._read(alloc_id)
+                model = waiters.cached(allocation_id) or await self._read(allocation_id)
         finally:
             self._waiting = None
-            waiters.leave(alloc_id, fut)
+            waiters.leave(allocation_id, fut)
         self.finish_json(model)
 
     def compute_etag(self):
@@ -143,9 +149,9 @@ class InternalAllocationHandler(APIHandler):
 
     def on_connection_close(self):
         if self._waiting is not None:
-            alloc_id, fut = self._waiting
+            allocation_id, fut = self._waiting
             self._waiting = None
-            self.service.waiters.leave(alloc_id, fut)
+            self.waiters.leave(allocation_id, fut)
             if not fut.done():
                 fut.set_result(False)
 
@@ -160,30 +166,26 @@ class InternalAllocationHandler(APIHandler):
         raise ApiError(f"wait: must be a number of seconds, more than 0 and at most "
                        f"{MAX_WAIT}, not {value[:40]!r}")
 
-    async def _read(self, alloc_id: str) -> dict:
-        """The hub's model of the allocation, read in a worker thread; a
-        pending one is cached for the waiters until it changes."""
-        waiters = self.service.waiters
-        version = waiters.version(alloc_id)
-
-        def read():
-            with db.transaction(self.service.session_factory) as s:
-                return ledger.allocation_model(s, ledger.get_allocation(s, alloc_id),
-                                               self.service.hub_base_url, mount_paths=True)
-
-        model = await asyncio.to_thread(read)
-        waiters.remember(alloc_id, version, model)
+    async def _read(self, allocation_id: str) -> dict:
+        """The hub's model of the allocation; a pending one is cached for the
+        waiters until it changes."""
+        waiters = self.waiters
+        version = waiters.version(allocation_id)
+        base_url = self.hub_base_url
+        model = await self.db(lambda s: ledger.allocation_model(
+            s, ledger.get_allocation(s, allocation_id), base_url, mount_paths=True))
+        waiters.remember(allocation_id, version, model)
         return model
 
-    def delete(self, alloc_id):
+    async def delete(self, allocation_id):
         """Release it exactly once; a second release changes nothing (exit code included)."""
         reason = self.get_query_argument("reason", "released by the hub")
         exit_code = self.int_argument("exit_code", -255, 255)
-        with db.ledger_transaction(self.service.session_factory) as s:
-            model = ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), self.now(),
-                                              reason, exit_code, self.service.hub_base_url,
-                                              mount_paths=True)
-        self.service.schedule_soon(model["resource_group"])
+        now, base_url = self.now(), self.hub_base_url
+        model = await self.db(lambda s: ledger.release_allocation(
+            s, ledger.get_allocation(s, allocation_id), now, reason, exit_code, base_url,
+            mount_paths=True), ledger=True)
+        self.schedule_soon(model["resource_group"])
         self.finish_json(model)
 
 
@@ -193,28 +195,9 @@ class InternalLogHandler(APIHandler):
     caller_kind = "internal"
     success = {"post": "200"}
 
-    def post(self, alloc_id):
+    async def post(self, allocation_id):
         """Append the request body (bytes, as they come) to the session's log."""
-        with db.transaction(self.service.session_factory) as s:
-            size, truncated = logs.append_log(
-                s, self.service.log_store, alloc_id, self.request.body,
-                self.service.session_log_retention_days)
+        store, data, days = self.log_store, self.request.body, self.log_retention_days
+        size, truncated = await self.db(
+            lambda s: logs.append_log(s, store, allocation_id, data, days))
         self.finish_json({"size": size, "truncated": truncated})
-
-
-class SpawnChoicesHandler(APIHandler):
-    """What a user may start now: the spawn form's projects, groups, images and quota."""
-
-    caller_kind = "internal"
-
-    def get(self, name):
-        with db.transaction(self.service.session_factory) as s:
-            self.finish_json(ledger.spawn_choices(s, name))
-
-
-routes += [
-    (r"internal/spawn-choices/([^/]+)", SpawnChoicesHandler),
-    (r"internal/allocations", InternalAllocationsHandler),
-    (r"internal/allocations/([^/]+)", InternalAllocationHandler),
-    (r"internal/allocations/([^/]+)/logs", InternalLogHandler),
-]

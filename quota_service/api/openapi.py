@@ -1,8 +1,10 @@
-"""The OpenAPI 3 document, built from the URL tables and the body models.
+"""The OpenAPI 3 document, built from the route table and the body models.
 
-Because the document is generated from the same route tables the app
-serves and from the handlers' declared ``bodies``, a route cannot be served
-without being documented; ``tests/test_openapi.py`` checks both directions.
+Because the document is generated from the same route table the app serves
+(``api.routes``), its path parameters from the routes' named groups, its
+summaries from the verbs' docstrings and its bodies from the handlers'
+declared ``bodies``, a route cannot be served without being documented;
+``tests/test_openapi.py`` checks both directions.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import re
 
 from pydantic import TypeAdapter
 
-from . import files, images, internal, scheduling, tenancy, vfolders
-from .base import APIHandler, implemented_verbs
+from . import routes as route_table
+from .base import implemented_verbs
+from .tenancy import MemberHandler
 
 
 ERROR_SCHEMA = {
@@ -30,24 +33,22 @@ SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": 
            "head": "200", "options": "204"}
 
 
+#: a named group of a route: ``(?P<name>pattern)``
+_GROUP = re.compile(r"\(\?P<([a-z_]+)>(?:[^()\\]|\\.)*\)")
+
+
 def openapi_path(route: str) -> tuple[str, list[str]]:
-    """``domains/([^/]+)/projects`` -> ``/domains/{domain}/projects``."""
-    names: list[str] = []
-    # the group itself holds a '/': mark it before splitting the route
-    parts = route.replace("([^/]+)", "\0").replace(images.IMAGE, "\0").split("/")
-    out = []
-    for i, part in enumerate(parts):
-        if part == "\0":
-            base = parts[i - 1].rstrip("s") if i else "name"
-            name = {"keypair": "access_key", "member": "user", "identity": "user",
-                    "resource-policie": "policy", "resource-group": "group",
-                    "allocation": "allocation_id", "tu": "upload_id",
-                    "share": "user"}.get(base, base)
-            names.append(name)
-            out.append("{" + name + "}")
-        else:
-            out.append(part.replace("\\.", "."))
-    return "/" + "/".join(out), names
+    """``domains/(?P<domain>[^/]+)/projects`` -> (``/domains/{domain}/projects``,
+    ``["domain"]``): the path parameters are the route's named groups."""
+    names = _GROUP.findall(route)
+    path = _GROUP.sub(lambda m: "{" + m.group(1) + "}", route).replace("\\.", ".")
+    return "/" + path, names
+
+
+def summary(handler: type, verb: str) -> str:
+    """The first line of the verb's docstring."""
+    doc = (getattr(handler, verb).__doc__ or "").strip().splitlines()
+    return doc[0].strip() if doc else f"{verb} {handler.resource}"
 
 
 def _success(handler, verb: str) -> dict:
@@ -73,15 +74,14 @@ def document(prefix: str, cookie_name: str) -> dict:
     OAuth cookie browsers authenticate with (``oauth_cookie_name``)."""
     paths: dict[str, dict] = {}
     schemas: dict[str, dict] = {"Error": ERROR_SCHEMA}
-    for route, handler in all_routes():
+    for route, handler in route_table.API:
         path, params = openapi_path(route)
         item = paths.setdefault(path, {})
         internal_route = getattr(handler, "caller_kind", "user") == "internal"
         for verb in implemented_verbs(handler):
-            doc = (getattr(handler, verb).__doc__ or "").strip().splitlines()
             op = {
                 "operationId": f"{verb}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}",
-                "summary": doc[0] if doc else f"{verb} {handler.resource}",
+                "summary": summary(handler, verb),
                 "tags": ["internal" if internal_route else handler.resource],
                 "parameters": [
                     {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
@@ -102,7 +102,7 @@ def document(prefix: str, cookie_name: str) -> dict:
                 "security": [{"internal": []}] if internal_route
                 else [{"hubToken": []}, {"keypair": []}, {"oauthCookie": []}],
             }
-            if verb == "put" and handler is tenancy.MemberHandler:
+            if verb == "put" and handler is MemberHandler:
                 op["responses"]["201"] = {"description": "added"}
             model = getattr(handler, "bodies", {}).get(verb)
             if model is not None:
@@ -137,25 +137,3 @@ def document(prefix: str, cookie_name: str) -> dict:
             },
         },
     }
-
-
-class OpenAPIHandler(APIHandler):
-    """The OpenAPI document (no authentication needed)."""
-
-    resource = "openapi"
-
-    async def prepare(self):
-        pass
-
-    def get(self):
-        self.finish_json(document(self.service.api_prefix, oauth_cookie_name(self.service)))
-
-
-routes = [(r"openapi\.json", OpenAPIHandler)]
-
-
-def all_routes():
-    # the hub's internal routes first: tornado tries the routes in order, and
-    # pending spawners' long-polls are most of the requests
-    return internal.routes + tenancy.routes + scheduling.routes + images.routes + routes \
-        + vfolders.routes + files.routes

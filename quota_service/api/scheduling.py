@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..scheduling import inventory, ledger
 from ..tenancy import policies
 from ..sessions import logs
-from ..core.db import ledger_transaction
 from ..core.errors import Hidden
 from ..core.schemas import (
     AllocationCreate,
@@ -25,38 +24,38 @@ class PoliciesHandler(APIHandler):
     resource = "resource-policy"
     bodies = {"post": ResourcePolicyCreate}
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(policies.list_policies(s, self.principal))
+    async def get(self):
+        """The resource policies the caller may read (admins: all; others: their own)."""
+        self.finish_json(await self.db(lambda s: policies.list_policies(s, self.principal)))
 
-    def post(self):
+    async def post(self):
+        """Create a resource policy (superadmins)."""
         body = parse(ResourcePolicyCreate, self.json_body())
         self.audit_target = body.name
-        with self.transaction() as s:
-            model = policies.create_policy(s, self.principal, body)
-        self.created(model, self.service.api_url("resource-policies", body.name))
+        model = await self.db(lambda s: policies.create_policy(s, self.principal, body))
+        self.created(model, self.api_url("resource-policies", body.name))
 
 
 class PolicyHandler(APIHandler):
     resource = "resource-policy"
     bodies = {"patch": ResourcePolicyUpdate}
 
-    def get(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            self.finish_json(policies.get_policy(s, self.principal, name))
+    async def get(self, policy):
+        """One resource policy."""
+        self.audit_target = policy
+        self.finish_json(await self.db(lambda s: policies.get_policy(s, self.principal, policy)))
 
-    def patch(self, name):
-        self.audit_target = name
+    async def patch(self, policy):
+        """Change a resource policy (superadmins; ``clear`` resets limits to unlimited)."""
+        self.audit_target = policy
         body = parse(ResourcePolicyUpdate, self.json_body())
-        with self.transaction() as s:
-            model = policies.update_policy(s, self.principal, name, body)
+        model = await self.db(lambda s: policies.update_policy(s, self.principal, policy, body))
         self.finish_json(model)
 
-    def delete(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            policies.delete_policy(s, self.principal, name)
+    async def delete(self, policy):
+        """Delete a resource policy nobody is assigned (superadmins)."""
+        self.audit_target = policy
+        await self.db(lambda s: policies.delete_policy(s, self.principal, policy))
         self.no_content()
 
 
@@ -64,38 +63,38 @@ class GroupsHandler(APIHandler):
     resource = "resource-group"
     bodies = {"post": ResourceGroupCreate}
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(inventory.list_groups(s, self.principal))
+    async def get(self):
+        """The resource groups the caller may see."""
+        self.finish_json(await self.db(lambda s: inventory.list_groups(s, self.principal)))
 
-    def post(self):
+    async def post(self):
+        """Create a resource group (superadmins)."""
         body = parse(ResourceGroupCreate, self.json_body())
         self.audit_target = body.name
-        with self.transaction() as s:
-            model = inventory.create_group(s, self.principal, body)
-        self.created(model, self.service.api_url("resource-groups", body.name))
+        model = await self.db(lambda s: inventory.create_group(s, self.principal, body))
+        self.created(model, self.api_url("resource-groups", body.name))
 
 
 class GroupHandler(APIHandler):
     resource = "resource-group"
     bodies = {"patch": ResourceGroupUpdate}
 
-    def get(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            self.finish_json(inventory.get_group(s, self.principal, name))
+    async def get(self, group):
+        """One resource group."""
+        self.audit_target = group
+        self.finish_json(await self.db(lambda s: inventory.get_group(s, self.principal, group)))
 
-    def patch(self, name):
-        self.audit_target = name
+    async def patch(self, group):
+        """Change a resource group (superadmins; ``clear`` resets its pending timeout)."""
+        self.audit_target = group
         body = parse(ResourceGroupUpdate, self.json_body())
-        with self.transaction() as s:
-            model = inventory.update_group(s, self.principal, name, body)
+        model = await self.db(lambda s: inventory.update_group(s, self.principal, group, body))
         self.finish_json(model)
 
-    def delete(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            inventory.delete_group(s, self.principal, name)
+    async def delete(self, group):
+        """Delete a resource group without nodes or history (superadmins)."""
+        self.audit_target = group
+        await self.db(lambda s: inventory.delete_group(s, self.principal, group))
         self.no_content()
 
 
@@ -105,19 +104,23 @@ class GrantsHandler(APIHandler):
     resource = "resource-group-grant"
     bodies = {"put": Grant, "delete": Grant}
 
-    def put(self, name):
-        self.audit_target = name
+    async def put(self, group):
+        """Grant a domain, project or user the group (superadmins; 201 when new)."""
+        self.audit_target = group
         body = parse(Grant, self.json_body())
-        with self.transaction() as s:
-            added = inventory.grant(s, self.principal, name, body)
-            model = inventory.get_group(s, self.principal, name)
+
+        def grant(s):
+            added = inventory.grant(s, self.principal, group, body)
+            return added, inventory.get_group(s, self.principal, group)
+
+        added, model = await self.db(grant)
         self.finish_json(model, 201 if added else 200)
 
-    def delete(self, name):
-        self.audit_target = name
+    async def delete(self, group):
+        """Revoke a grant of the group (superadmins)."""
+        self.audit_target = group
         body = parse(Grant, self.json_body())
-        with self.transaction() as s:
-            inventory.revoke(s, self.principal, name, body)
+        await self.db(lambda s: inventory.revoke(s, self.principal, group, body))
         self.no_content()
 
 
@@ -125,39 +128,39 @@ class NodesHandler(APIHandler):
     resource = "node"
     bodies = {"post": NodeCreate}
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(inventory.list_nodes(s, self.principal))
+    async def get(self):
+        """The nodes of the resource groups the caller may see."""
+        self.finish_json(await self.db(lambda s: inventory.list_nodes(s, self.principal)))
 
-    def post(self):
+    async def post(self):
+        """Add a node to a resource group (superadmins)."""
         body = parse(NodeCreate, self.json_body())
         self.audit_target = body.name
-        with self.transaction() as s:
-            model = inventory.create_node(s, self.principal, body)
-        self.created(model, self.service.api_url("nodes", body.name))
+        model = await self.db(lambda s: inventory.create_node(s, self.principal, body))
+        self.created(model, self.api_url("nodes", body.name))
 
 
 class NodeHandler(APIHandler):
     resource = "node"
     bodies = {"patch": NodeUpdate}
 
-    def get(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            self.finish_json(inventory.get_node(s, self.principal, name))
+    async def get(self, node):
+        """One node."""
+        self.audit_target = node
+        self.finish_json(await self.db(lambda s: inventory.get_node(s, self.principal, node)))
 
-    def patch(self, name):
-        self.audit_target = name
+    async def patch(self, node):
+        """Change a node (superadmins); the queues are tried again at once."""
+        self.audit_target = node
         body = parse(NodeUpdate, self.json_body())
-        with self.transaction() as s:
-            model = inventory.update_node(s, self.principal, name, body)
+        model = await self.db(lambda s: inventory.update_node(s, self.principal, node, body))
         self.finish_json(model)
-        self.service.schedule_soon()
+        self.schedule_soon()
 
-    def delete(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            inventory.delete_node(s, self.principal, name)
+    async def delete(self, node):
+        """Remove a node without history (superadmins)."""
+        self.audit_target = node
+        await self.db(lambda s: inventory.delete_node(s, self.principal, node))
         self.no_content()
 
 
@@ -169,22 +172,25 @@ class AllocationsHandler(APIHandler):
     queries = {"get": {"state": "pending, allocated, released or cancelled",
                        "user": "only this user's"}}
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(ledger.list_allocations(
-                s, self.principal, self.get_query_argument("state", None),
-                self.get_query_argument("user", None), base_url=self.service.hub_base_url))
+    async def get(self):
+        """The allocations the caller may see (``state``, ``user`` narrow)."""
+        state = self.get_query_argument("state", None)
+        user = self.get_query_argument("user", None)
+        base_url = self.hub_base_url
+        self.finish_json(await self.db(lambda s: ledger.list_allocations(
+            s, self.principal, state, user, base_url=base_url)))
 
-    def post(self):
+    async def post(self):
+        """Ask for resources: 201 allocated, 202 pending (with reasons), 422 refused."""
         body = parse(AllocationCreate, self.json_body())
         self.audit_domain = self.principal.domain
         self.audit_target = f"{body.project}@{body.resource_group}"
-        with ledger_transaction(self.service.session_factory) as s:
-            model = ledger.submit(s, self.principal, body, self.now(), self.service.strategy,
-                                  base_url=self.service.hub_base_url)
+        now, strategy, base_url = self.now(), self.strategy, self.hub_base_url
+        model = await self.db(lambda s: ledger.submit(s, self.principal, body, now, strategy,
+                                                      base_url=base_url), ledger=True)
         self.audit_target = model["id"]
         status = 201 if model["state"] == "allocated" else 202
-        self.set_header("Location", self.service.api_url("allocations", model["id"]))
+        self.set_header("Location", self.api_url("allocations", model["id"]))
         self.finish_json(model, status)
 
 
@@ -194,16 +200,18 @@ class DryRunHandler(APIHandler):
     resource = "allocation"
     bodies = {"post": AllocationCreate}
 
-    def post(self):
+    async def post(self):
+        """Would this request fit now, and if not, what blocks it? Writes nothing."""
         body = parse(AllocationCreate, self.json_body())
-        with self.transaction() as s:
-            self.finish_json(ledger.submit(s, self.principal, body, self.now(),
-                                           self.service.strategy, dry_run=True))
+        now, strategy = self.now(), self.strategy
+        self.finish_json(await self.db(lambda s: ledger.submit(
+            s, self.principal, body, now, strategy, dry_run=True)))
 
-    def on_finish(self):
+    def audit_record(self):
         # a question, not a write: only a denial is worth a record
         if self.get_status() in (401, 403) or isinstance(getattr(self, "_api_error", None), Hidden):
-            super().on_finish()
+            return super().audit_record()
+        return None
 
 
 class AllocationHandler(APIHandler):
@@ -211,19 +219,21 @@ class AllocationHandler(APIHandler):
 
     resource = "allocation"
 
-    def get(self, alloc_id):
-        self.audit_target = alloc_id
-        with self.transaction() as s:
-            self.finish_json(ledger.allocation_model(
-                s, ledger.visible_allocation(s, self.principal, alloc_id),
-                self.service.hub_base_url))
+    async def get(self, allocation_id):
+        """One allocation; while pending, ``reasons`` says why."""
+        self.audit_target = allocation_id
+        base_url = self.hub_base_url
+        self.finish_json(await self.db(lambda s: ledger.allocation_model(
+            s, ledger.visible_allocation(s, self.principal, allocation_id), base_url)))
 
-    def delete(self, alloc_id):
-        self.audit_target = alloc_id
-        with ledger_transaction(self.service.session_factory) as s:
-            model = ledger.release(s, self.principal, alloc_id, self.now(), "released by API")
+    async def delete(self, allocation_id):
+        """Release an allocation, or cancel a pending one (not one a hub server holds)."""
+        self.audit_target = allocation_id
+        now = self.now()
+        model = await self.db(lambda s: ledger.release(s, self.principal, allocation_id, now,
+                                                       "released by API"), ledger=True)
         self.audit_domain = model["domain"]
-        self.service.schedule_soon(model["resource_group"])
+        self.schedule_soon(model["resource_group"])
         self.no_content()
 
 
@@ -234,29 +244,12 @@ class AllocationLogHandler(APIHandler):
     queries = {"get": {"tail": "only the last N bytes"}}
     produces = {"get": "text/plain; charset=utf-8"}
 
-    def get(self, alloc_id):
+    async def get(self, allocation_id):
         """The session's log as text (410 once purged by the retention rule)."""
-        self.audit_target = alloc_id
+        self.audit_target = allocation_id
         tail = self.int_argument("tail", 0, 2**40)
-        with self.transaction() as s:
-            data = logs.read_log(s, self.principal, self.service.log_store, alloc_id,
-                                        tail, self.service.session_log_retention_days)
+        store, days = self.log_store, self.log_retention_days
+        data = await self.db(lambda s: logs.read_log(s, self.principal, store, allocation_id,
+                                                     tail, days))
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(data.decode("utf-8", errors="replace"))
-
-
-NAME = r"([^/]+)"
-
-routes = [
-    (r"resource-policies", PoliciesHandler),
-    (rf"resource-policies/{NAME}", PolicyHandler),
-    (r"resource-groups", GroupsHandler),
-    (rf"resource-groups/{NAME}", GroupHandler),
-    (rf"resource-groups/{NAME}/grants", GrantsHandler),
-    (r"nodes", NodesHandler),
-    (rf"nodes/{NAME}", NodeHandler),
-    (r"allocations", AllocationsHandler),
-    (r"allocations/dry-run", DryRunHandler),
-    (rf"allocations/{NAME}", AllocationHandler),
-    (rf"allocations/{NAME}/logs", AllocationLogHandler),
-]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..tenancy import accounts
-from ..core.db import ledger_transaction
+from ..tenancy import accounts, audit
 from ..core.schemas import (
     DomainCreate,
     DomainUpdate,
@@ -21,53 +20,54 @@ from .base import APIHandler
 class MeHandler(APIHandler):
     resource = "me"
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(accounts.me(s, self.principal))
+    async def get(self):
+        """The caller: their domain, role, projects and limits."""
+        self.finish_json(await self.db(lambda s: accounts.me(s, self.principal)))
 
 
 class DomainsHandler(APIHandler):
     resource = "domain"
     bodies = {"post": DomainCreate}
 
-    def get(self):
-        with self.transaction() as s:
-            self.finish_json(accounts.list_domains(s, self.principal))
+    async def get(self):
+        """The domains the caller sees (superadmins: all)."""
+        self.finish_json(await self.db(lambda s: accounts.list_domains(s, self.principal)))
 
-    def post(self):
+    async def post(self):
+        """Create a domain (superadmins)."""
         body = parse(DomainCreate, self.json_body())
         self.audit_target = self.audit_domain = body.name
-        with self.transaction() as s:
-            model = accounts.create_domain(s, self.principal, body)
-        self.service.mirror.request_sync()
-        self.created(model, self.service.api_url("domains", body.name))
+        model = await self.db(lambda s: accounts.create_domain(s, self.principal, body))
+        self.mirror.request_sync()
+        self.created(model, self.api_url("domains", body.name))
 
 
 class DomainHandler(APIHandler):
     resource = "domain"
     bodies = {"patch": DomainUpdate}
 
-    def prepare_target(self, name):
-        self.audit_target = self.audit_domain = name
+    def prepare_target(self, domain):
+        self.audit_target = self.audit_domain = domain
 
-    def get(self, name):
-        self.prepare_target(name)
-        with self.transaction() as s:
-            self.finish_json(accounts.get_domain(s, self.principal, name))
+    async def get(self, domain):
+        """One domain."""
+        self.prepare_target(domain)
+        self.finish_json(await self.db(lambda s: accounts.get_domain(s, self.principal, domain)))
 
-    def patch(self, name):
-        self.prepare_target(name)
+    async def patch(self, domain):
+        """Change a domain (superadmins)."""
+        self.prepare_target(domain)
         body = parse(DomainUpdate, self.json_body())
         # the ledger lock: deactivating a domain may take away the last superadmin
-        with ledger_transaction(self.service.session_factory) as s:
-            model = accounts.update_domain(s, self.principal, name, body)
+        model = await self.db(lambda s: accounts.update_domain(s, self.principal, domain, body),
+                              ledger=True)
         self.finish_json(model)
 
-    def delete(self, name):
-        self.prepare_target(name)
-        with self.transaction() as s:
-            accounts.delete_domain(s, self.principal, name)
-        self.service.mirror.request_sync()
+    async def delete(self, domain):
+        """Delete a domain that has no users left (superadmins)."""
+        self.prepare_target(domain)
+        await self.db(lambda s: accounts.delete_domain(s, self.principal, domain))
+        self.mirror.request_sync()
         self.no_content()
 
 
@@ -77,60 +77,64 @@ class ProjectsHandler(APIHandler):
     resource = "project"
     queries = {"get": {"domain": "only the projects of this domain"}}
 
-    def get(self, domain=None):
+    async def get(self, domain=None):
+        """The projects the caller sees (a domain's only, in the path or ``?domain=``)."""
         domain = domain or self.get_query_argument("domain", None)
-        with self.transaction() as s:
-            self.finish_json(accounts.list_projects(s, self.principal, domain))
+        self.finish_json(await self.db(
+            lambda s: accounts.list_projects(s, self.principal, domain)))
 
 
 class DomainProjectsHandler(ProjectsHandler):
     bodies = {"post": ProjectCreate}
 
-    def post(self, domain):
+    async def post(self, domain):
+        """Create a project in a domain (its domain admins)."""
         body = parse(ProjectCreate, self.json_body())
         self.audit_domain = domain
         self.audit_target = f"{domain}/{body.name}"
-        with self.transaction() as s:
-            model = accounts.create_project(s, self.principal, domain, body)
-        self.service.mirror.request_sync()
-        self.created(model, self.service.api_url("domains", domain, "projects", body.name))
+        model = await self.db(lambda s: accounts.create_project(s, self.principal, domain, body))
+        self.mirror.request_sync()
+        self.created(model, self.api_url("domains", domain, "projects", body.name))
 
 
 class ProjectHandler(APIHandler):
     resource = "project"
     bodies = {"patch": ProjectUpdate}
 
-    def prepare_target(self, domain, name):
+    def prepare_target(self, domain, project):
         self.audit_domain = domain
-        self.audit_target = f"{domain}/{name}"
+        self.audit_target = f"{domain}/{project}"
 
-    def get(self, domain, name):
-        self.prepare_target(domain, name)
-        with self.transaction() as s:
-            self.finish_json(accounts.get_project(s, self.principal, domain, name))
+    async def get(self, domain, project):
+        """One project."""
+        self.prepare_target(domain, project)
+        self.finish_json(await self.db(
+            lambda s: accounts.get_project(s, self.principal, domain, project)))
 
-    def patch(self, domain, name):
-        self.prepare_target(domain, name)
+    async def patch(self, domain, project):
+        """Change a project (its domain admins; ``clear`` resets limits to unlimited)."""
+        self.prepare_target(domain, project)
         body = parse(ProjectUpdate, self.json_body())
-        with self.transaction() as s:
-            model = accounts.update_project(s, self.principal, domain, name, body)
+        model = await self.db(
+            lambda s: accounts.update_project(s, self.principal, domain, project, body))
         self.finish_json(model)
 
-    def delete(self, domain, name):
-        self.prepare_target(domain, name)
-        with self.transaction() as s:
-            accounts.delete_project(s, self.principal, domain, name)
-        self.service.mirror.request_sync()
+    async def delete(self, domain, project):
+        """Delete a project (its domain admins)."""
+        self.prepare_target(domain, project)
+        await self.db(lambda s: accounts.delete_project(s, self.principal, domain, project))
+        self.mirror.request_sync()
         self.no_content()
 
 
 class MembersHandler(APIHandler):
     resource = "member"
 
-    def get(self, domain, project):
+    async def get(self, domain, project):
+        """The members of a project."""
         self.audit_domain = domain
-        with self.transaction() as s:
-            self.finish_json(accounts.list_members(s, self.principal, domain, project))
+        self.finish_json(await self.db(
+            lambda s: accounts.list_members(s, self.principal, domain, project)))
 
 
 class MemberHandler(APIHandler):
@@ -140,19 +144,23 @@ class MemberHandler(APIHandler):
         self.audit_domain = domain
         self.audit_target = f"{domain}/{project}/{user}"
 
-    def put(self, domain, project, user):
+    async def put(self, domain, project, user):
+        """Add a user to a project (201 when new, 200 when already a member)."""
         self.prepare_target(domain, project, user)
-        with self.transaction() as s:
+
+        def add(s):
             added = accounts.add_member(s, self.principal, domain, project, user)
-            members = accounts.list_members(s, self.principal, domain, project)
-        self.service.mirror.request_sync()
+            return added, accounts.list_members(s, self.principal, domain, project)
+
+        added, members = await self.db(add)
+        self.mirror.request_sync()
         self.finish_json(members, 201 if added else 200)
 
-    def delete(self, domain, project, user):
+    async def delete(self, domain, project, user):
+        """Remove a user from a project (its domain admins)."""
         self.prepare_target(domain, project, user)
-        with self.transaction() as s:
-            accounts.remove_member(s, self.principal, domain, project, user)
-        self.service.mirror.request_sync()
+        await self.db(lambda s: accounts.remove_member(s, self.principal, domain, project, user))
+        self.mirror.request_sync()
         self.no_content()
 
 
@@ -161,44 +169,46 @@ class UsersHandler(APIHandler):
     queries = {"get": {"domain": "only the users of this domain"}}
     bodies = {"post": UserCreate}
 
-    def get(self):
+    async def get(self):
+        """The users the caller sees (domain admins: their domain's)."""
         domain = self.get_query_argument("domain", None)
-        with self.transaction() as s:
-            self.finish_json(accounts.list_users(s, self.principal, domain))
+        self.finish_json(await self.db(lambda s: accounts.list_users(s, self.principal, domain)))
 
-    def post(self):
+    async def post(self):
+        """Create a user (admins)."""
         body = parse(UserCreate, self.json_body())
         self.audit_target, self.audit_domain = body.name, body.domain
-        with self.transaction() as s:
-            model = accounts.create_user(s, self.principal, body)
-        self.service.mirror.request_sync()
-        self.created(model, self.service.api_url("users", body.name))
+        model = await self.db(lambda s: accounts.create_user(s, self.principal, body))
+        self.mirror.request_sync()
+        self.created(model, self.api_url("users", body.name))
 
 
 class UserHandler(APIHandler):
     resource = "user"
     bodies = {"patch": UserUpdate}
 
-    def get(self, name):
-        self.audit_target = name
-        with self.transaction() as s:
-            self.finish_json(accounts.get_user(s, self.principal, name))
+    async def get(self, user):
+        """One user."""
+        self.audit_target = user
+        self.finish_json(await self.db(lambda s: accounts.get_user(s, self.principal, user)))
 
-    def patch(self, name):
-        self.audit_target = name
+    async def patch(self, user):
+        """Change a user (admins; never the last active superadmin away)."""
+        self.audit_target = user
         body = parse(UserUpdate, self.json_body())
         # the ledger lock: two last superadmins demoting each other are decided in turn
-        with ledger_transaction(self.service.session_factory) as s:
-            model = accounts.update_user(s, self.principal, name, body)
+        model = await self.db(lambda s: accounts.update_user(s, self.principal, user, body),
+                              ledger=True)
         self.audit_domain = model["domain"]
-        self.service.mirror.request_sync()
+        self.mirror.request_sync()
         self.finish_json(model)
 
-    def delete(self, name):
-        self.audit_target = name
-        with ledger_transaction(self.service.session_factory) as s:
-            self.audit_domain = accounts.delete_user(s, self.principal, name)
-        self.service.mirror.request_sync()
+    async def delete(self, user):
+        """Delete a user (admins; never the last active superadmin)."""
+        self.audit_target = user
+        self.audit_domain = await self.db(
+            lambda s: accounts.delete_user(s, self.principal, user), ledger=True)
+        self.mirror.request_sync()
         self.no_content()
 
 
@@ -207,42 +217,47 @@ class KeypairsHandler(APIHandler):
     queries = {"get": {"user": "whose keypairs (default: the caller's)"}}
     bodies = {"post": KeypairCreate}
 
-    def get(self):
+    async def get(self):
+        """A user's keypairs, without their secrets (default: the caller's)."""
         user = self.get_query_argument("user", None)
-        with self.transaction() as s:
-            self.finish_json(accounts.list_keypairs(s, self.principal, user))
+        self.finish_json(await self.db(lambda s: accounts.list_keypairs(s, self.principal, user)))
 
-    def post(self):
+    async def post(self):
+        """Make a keypair; its secret is in this answer only."""
         body = parse(KeypairCreate, self.json_body())
         self.audit_target = body.user or self.principal.name
-        with self.transaction() as s:
-            model = accounts.create_keypair(s, self.principal, body, self.now())
+        now = self.now()
+        model = await self.db(lambda s: accounts.create_keypair(s, self.principal, body, now))
         self.audit_target = f"{model['user']}/{model['access_key']}"
         self.audit_domain = model["domain"]
-        self.created(model, self.service.api_url("keypairs", model["access_key"]))
+        self.created(model, self.api_url("keypairs", model["access_key"]))
 
 
 class KeypairHandler(APIHandler):
     resource = "keypair"
     bodies = {"patch": KeypairUpdate}
 
-    def get(self, access_key):
+    async def get(self, access_key):
+        """One keypair, without its secret."""
         self.audit_target = access_key
-        with self.transaction() as s:
-            self.finish_json(accounts.get_keypair(s, self.principal, access_key))
+        self.finish_json(await self.db(
+            lambda s: accounts.get_keypair(s, self.principal, access_key)))
 
-    def patch(self, access_key):
+    async def patch(self, access_key):
+        """Change a keypair (its owner may only deactivate it or bring its expiry closer)."""
         self.audit_target = access_key
         body = parse(KeypairUpdate, self.json_body())
-        with self.transaction() as s:
-            model = accounts.update_keypair(s, self.principal, access_key, body, self.now())
+        now = self.now()
+        model = await self.db(
+            lambda s: accounts.update_keypair(s, self.principal, access_key, body, now))
         self.audit_domain = model["domain"]
         self.finish_json(model)
 
-    def delete(self, access_key):
+    async def delete(self, access_key):
+        """Delete a keypair."""
         self.audit_target = access_key
-        with self.transaction() as s:
-            self.audit_domain = accounts.delete_keypair(s, self.principal, access_key)
+        self.audit_domain = await self.db(
+            lambda s: accounts.delete_keypair(s, self.principal, access_key))
         self.no_content()
 
 
@@ -260,28 +275,7 @@ class AuditHandler(APIHandler):
         }
     }
 
-    def get(self):
-        from ..tenancy import audit
-
-        with self.transaction() as s:
-            self.finish_json(audit.query(s, self.principal, self.query_args()))
-
-
-NAME = r"([^/]+)"
-
-# (path under the API root, handler): the URL table, also read by openapi.py
-routes = [
-    (r"me", MeHandler),
-    (r"domains", DomainsHandler),
-    (rf"domains/{NAME}", DomainHandler),
-    (r"projects", ProjectsHandler),
-    (rf"domains/{NAME}/projects", DomainProjectsHandler),
-    (rf"domains/{NAME}/projects/{NAME}", ProjectHandler),
-    (rf"domains/{NAME}/projects/{NAME}/members", MembersHandler),
-    (rf"domains/{NAME}/projects/{NAME}/members/{NAME}", MemberHandler),
-    (r"users", UsersHandler),
-    (rf"users/{NAME}", UserHandler),
-    (r"keypairs", KeypairsHandler),
-    (rf"keypairs/{NAME}", KeypairHandler),
-    (r"audit", AuditHandler),
-]
+    async def get(self):
+        """The access log the caller may read, newest first (filters narrow)."""
+        args = self.query_args()
+        self.finish_json(await self.db(lambda s: audit.query(s, self.principal, args)))

@@ -1,0 +1,105 @@
+"""The URL table of the service: every (pattern, handler) pair, in the order
+tornado tries them.
+
+Path parameters are named groups (``(?P<domain>[^/]+)``): tornado passes
+them to the verbs as keyword arguments of those names, and the OpenAPI
+document (``api.openapi``) takes its parameter names from them.
+"""
+
+from __future__ import annotations
+
+from tornado import web
+
+from . import files, images, internal, scheduling, tenancy, uploads, vfolders
+from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
+from .browser import HomeHandler, OAuthCallbackHandler
+
+
+def segment(name: str) -> str:
+    """A path parameter of one segment (URL-decoded by tornado)."""
+    return rf"(?P<{name}>[^/]+)"
+
+
+DOMAIN, PROJECT, USER = segment("domain"), segment("project"), segment("user")
+ALLOCATION, FOLDER, INVITATION = (segment("allocation_id"), segment("folder_id"),
+                                  segment("invitation_id"))
+#: an image name: one URL-encoded segment or the raw 'repository/path:tag'
+IMAGE = r"(?P<image>.+)"
+
+#: (path under the API root, handler)
+API: list[tuple[str, type[APIHandler]]] = [
+    # the hub's internal routes first: tornado tries the routes in order, and
+    # pending spawners' long-polls are most of the requests
+    (r"internal/login", internal.LoginHandler),
+    (rf"internal/identity/{USER}", internal.IdentityHandler),
+    (r"internal/sync", internal.SyncHandler),
+    (rf"internal/spawn-choices/{USER}", internal.SpawnChoicesHandler),
+    (r"internal/allocations", internal.InternalAllocationsHandler),
+    (rf"internal/allocations/{ALLOCATION}", internal.InternalAllocationHandler),
+    (rf"internal/allocations/{ALLOCATION}/logs", internal.InternalLogHandler),
+    # tenancy
+    (r"me", tenancy.MeHandler),
+    (r"domains", tenancy.DomainsHandler),
+    (rf"domains/{DOMAIN}", tenancy.DomainHandler),
+    (r"projects", tenancy.ProjectsHandler),
+    (rf"domains/{DOMAIN}/projects", tenancy.DomainProjectsHandler),
+    (rf"domains/{DOMAIN}/projects/{PROJECT}", tenancy.ProjectHandler),
+    (rf"domains/{DOMAIN}/projects/{PROJECT}/members", tenancy.MembersHandler),
+    (rf"domains/{DOMAIN}/projects/{PROJECT}/members/{USER}", tenancy.MemberHandler),
+    (r"users", tenancy.UsersHandler),
+    (rf"users/{USER}", tenancy.UserHandler),
+    (r"keypairs", tenancy.KeypairsHandler),
+    (rf"keypairs/{segment('access_key')}", tenancy.KeypairHandler),
+    (r"audit", tenancy.AuditHandler),
+    # scheduling
+    (r"resource-policies", scheduling.PoliciesHandler),
+    (rf"resource-policies/{segment('policy')}", scheduling.PolicyHandler),
+    (r"resource-groups", scheduling.GroupsHandler),
+    (rf"resource-groups/{segment('group')}", scheduling.GroupHandler),
+    (rf"resource-groups/{segment('group')}/grants", scheduling.GrantsHandler),
+    (r"nodes", scheduling.NodesHandler),
+    (rf"nodes/{segment('node')}", scheduling.NodeHandler),
+    (r"allocations", scheduling.AllocationsHandler),
+    (r"allocations/dry-run", scheduling.DryRunHandler),
+    (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
+    (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
+    # images
+    (r"images", images.ImagesHandler),
+    (r"images/scan", images.ImageScanHandler),
+    (rf"images/{IMAGE}", images.ImageHandler),
+    (r"openapi\.json", OpenAPIHandler),
+    # virtual folders, their invitations and shares
+    (r"vfolder-hosts", vfolders.HostsHandler),
+    (r"vfolders", vfolders.FoldersHandler),
+    (rf"vfolders/{FOLDER}", vfolders.FolderHandler),
+    (rf"vfolders/{FOLDER}/restore", vfolders.RestoreHandler),
+    (rf"vfolders/{FOLDER}/purge", vfolders.PurgeHandler),
+    (rf"vfolders/{FOLDER}/invitations", vfolders.FolderInvitationsHandler),
+    (rf"vfolders/{FOLDER}/shares", vfolders.SharesHandler),
+    (rf"vfolders/{FOLDER}/shares/{USER}", vfolders.ShareHandler),
+    (r"invitations", vfolders.InvitationsHandler),
+    (rf"invitations/{INVITATION}", vfolders.InvitationHandler),
+    (rf"invitations/{INVITATION}/accept", vfolders.AcceptHandler),
+    (rf"invitations/{INVITATION}/reject", vfolders.RejectHandler),
+    # the files inside a folder
+    (rf"vfolders/{FOLDER}/files", files.FilesHandler),
+    (rf"vfolders/{FOLDER}/download", files.DownloadHandler),
+    (rf"vfolders/{FOLDER}/upload", uploads.UploadHandler),
+    (rf"vfolders/{FOLDER}/mkdir", files.MkdirHandler),
+    (rf"vfolders/{FOLDER}/move", files.MoveHandler),
+    (rf"vfolders/{FOLDER}/tus", uploads.TusCreateHandler),
+    (rf"vfolders/{FOLDER}/tus/{segment('upload_id')}", uploads.TusUploadHandler),
+]
+
+
+def service_routes(service_prefix: str, api_prefix: str,
+                   ) -> list[tuple[str, type[web.RequestHandler]]]:
+    """Every route of the service, as tornado patterns: the API (with or
+    without a trailing slash), the browser's entry points (OAuth through the
+    hub), then a JSON 404 for any other path under the API."""
+    prefix = service_prefix.rstrip("/") + "/"
+    return [(api_prefix + path + "/?", handler) for path, handler in API] + [
+        (prefix + "oauth_callback", OAuthCallbackHandler),
+        (prefix + "?", HomeHandler),
+        (api_prefix + ".*", JSONNotFoundHandler),
+    ]
