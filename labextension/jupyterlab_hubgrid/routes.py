@@ -1,0 +1,243 @@
+"""The server extension: ``<base_url>hubgrid/api/<path>`` forwards to the hubgrid API.
+
+The Lab front end calls its own Jupyter server; this handler repeats the call
+to the hubgrid service (``HubgridLab.api_url``, from ``$HUBGRID_API_URL``)
+with the server's own credential (``$JUPYTERHUB_API_TOKEN``, sent as
+``Authorization: token ...``), so the browser never holds a hubgrid
+credential. What it guarantees:
+
+- every verb is authenticated by the Jupyter server (``@web.authenticated``)
+  and XSRF-checked like any other Jupyter API call (APIHandler: every verb but
+  GET/HEAD needs the ``_xsrf`` token unless the request carries the server's
+  own token);
+- only the server's owner (``$JUPYTERHUB_USER``) may use it: a visitor of a
+  shared server is refused with 403, since the forwarded calls act as the owner;
+- the service's status codes, JSON bodies (errors included), query strings
+  and a few headers (content type, ranges, tus upload headers, Location,
+  rewritten to this server's prefix) pass through unchanged; an unreachable
+  service is a 502 and a missing configuration a 503, each with a JSON message.
+
+Bodies are buffered (``request_timeout`` bounds a call; the service's
+long-polls last at most 60 s).
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote, urlparse
+
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from tornado import web
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from traitlets import Float, Unicode, default, validate
+from traitlets.config import Configurable
+
+#: where the forwarder answers, under the server's base_url
+PREFIX = "hubgrid/api/"
+
+#: request headers repeated to the service (never cookies, the caller's
+#: Authorization or Jupyter's XSRF header)
+REQUEST_HEADERS = (
+    "Accept", "Content-Type", "Range", "If-Match", "If-None-Match",
+    "Tus-Resumable", "Upload-Offset", "Upload-Length", "Upload-Metadata",
+    "Upload-Defer-Length", "Upload-Concat",
+)
+#: response headers repeated to the browser (and Content-Type; Location is rewritten)
+RESPONSE_HEADERS = (
+    "Content-Disposition", "Content-Range", "Accept-Ranges", "ETag",
+    "Last-Modified", "Cache-Control", "Retry-After", "Tus-Resumable", "Tus-Version",
+    "Tus-Extension", "Tus-Max-Size", "Upload-Offset", "Upload-Length", "Upload-Metadata",
+    "Upload-Expires",
+)
+#: statuses that carry no body
+BODYLESS = (204, 304)
+
+
+class HubgridLab(Configurable):
+    """Where and as whom the server extension calls the hubgrid API."""
+
+    api_url = Unicode(
+        help="""The hubgrid API base the forwarder calls, e.g.
+        ``http://127.0.0.1:8000/services/hubgrid/api/v1/``. Inside a hubgrid
+        session the spawner sets ``$HUBGRID_API_URL``, which is the default.
+        Example: ``c.HubgridLab.api_url = "https://hub.example.org/services/hubgrid/api/v1/"``.""",
+    ).tag(config=True)
+
+    api_token = Unicode(
+        help="""The token sent to the service (``Authorization: token ...``).
+        Default: ``$JUPYTERHUB_API_TOKEN``, the single-user server's own token,
+        which holds ``access:services!service=hubgrid`` when the hub's
+        ``c.Spawner.server_token_scopes`` grants it (``hub_ext.config.configure``
+        does).""",
+    ).tag(config=True)
+
+    keypair = Unicode(
+        help="""A hubgrid keypair ``ACCESS:SECRET`` to send instead of the token
+        (``Authorization: Keypair ACCESS:SECRET``), for a Jupyter server that
+        does not run under the hub. Example:
+        ``c.HubgridLab.keypair = "AKIA...:..."``. Leave empty inside sessions.""",
+    ).tag(config=True)
+
+    owner = Unicode(
+        help="""The only user of this Jupyter server who may use the forwarder
+        (the calls act as the credential's owner). Default: ``$JUPYTERHUB_USER``,
+        the server's owner; a visitor of a shared server is refused. Empty (no
+        hub): every user the server authenticates is its owner.""",
+    ).tag(config=True)
+
+    request_timeout = Float(
+        120.0,
+        help="""Seconds one forwarded call may take, connection included (the
+        service's long-polls last at most 60 s). Example:
+        ``c.HubgridLab.request_timeout = 300``.""",
+    ).tag(config=True)
+
+    @default("api_url")
+    def _default_api_url(self):
+        return os.environ.get("HUBGRID_API_URL", "")
+
+    @default("api_token")
+    def _default_api_token(self):
+        return os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+    @default("owner")
+    def _default_owner(self):
+        return os.environ.get("JUPYTERHUB_USER", "")
+
+    @validate("api_url")
+    def _check_api_url(self, proposal):
+        url = proposal.value.strip()
+        if url and urlparse(url).scheme not in ("http", "https"):
+            raise ValueError(f"HubgridLab.api_url must be an http(s) URL, not {url!r}")
+        return url.rstrip("/") + "/" if url else ""
+
+    @validate("request_timeout")
+    def _check_timeout(self, proposal):
+        if not proposal.value > 0:
+            raise ValueError(f"request_timeout must be positive, not {proposal.value}")
+        return proposal.value
+
+    def authorization(self) -> str:
+        """The Authorization header for the service ("" when none is configured)."""
+        if self.keypair:
+            return f"Keypair {self.keypair}"
+        return f"token {self.api_token}" if self.api_token else ""
+
+
+def upstream_path(path: str) -> str | None:
+    """The API path to call, each segment quoted again; None for a path that
+    could leave the API (empty, ``.`` or ``..`` segments, a leading slash)."""
+    segments = path.split("/")
+    if not path or any(s in ("", ".", "..") for s in segments[:-1]) or segments[-1] in (".", ".."):
+        return None
+    return "/".join(quote(s, safe="") for s in segments)
+
+
+def local_location(location: str, api_url: str, local_prefix: str) -> str | None:
+    """The service's Location, moved under this server's prefix (None: outside the API)."""
+    api_path = urlparse(api_url).path
+    path = urlparse(location).path if "://" in location else location
+    if not path.startswith(api_path):
+        return None
+    return local_prefix + path[len(api_path):]
+
+
+class ForwardHandler(APIHandler):
+    """Forward one call under ``hubgrid/api/`` to the hubgrid API."""
+
+    def initialize(self, config: HubgridLab):
+        self.hubgrid = config
+
+    def check_owner(self) -> None:
+        owner = self.hubgrid.owner
+        name = self.current_user.username
+        if owner and name != owner:
+            raise web.HTTPError(
+                403, f"hubgrid: only {owner}, who owns this server, may use hubgrid from it "
+                     f"(you are {name})")
+
+    def upstream(self, path: str) -> str:
+        cfg = self.hubgrid
+        if not cfg.api_url:
+            raise web.HTTPError(503, "hubgrid is not configured on this server: "
+                                     "HUBGRID_API_URL (c.HubgridLab.api_url) is not set")
+        if not cfg.authorization():
+            raise web.HTTPError(503, "hubgrid: this server has no credential for the hubgrid "
+                                     "API (JUPYTERHUB_API_TOKEN is not set)")
+        api_path = upstream_path(path)
+        if api_path is None:
+            raise web.HTTPError(400, f"hubgrid: not an API path: {path[:200]!r}")
+        query = self.request.query
+        return cfg.api_url + api_path + (f"?{query}" if query else "")
+
+    async def forward(self, path: str) -> None:
+        self.check_owner()
+        url = self.upstream(path)
+        headers = {k: v for k in REQUEST_HEADERS if (v := self.request.headers.get(k)) is not None}
+        headers["Authorization"] = self.hubgrid.authorization()
+        method = self.request.method
+        body = self.request.body if method in ("POST", "PUT", "PATCH") else None
+        request = HTTPRequest(
+            url, method=method, headers=headers, body=body, follow_redirects=False,
+            allow_nonstandard_methods=True, request_timeout=self.hubgrid.request_timeout,
+            connect_timeout=min(10.0, self.hubgrid.request_timeout), decompress_response=True,
+        )
+        try:
+            response = await AsyncHTTPClient().fetch(request, raise_error=False)
+        except (OSError, HTTPClientError) as e:
+            raise web.HTTPError(502, f"hubgrid: the hubgrid service is unreachable: {e}") from None
+        if response.code == 599:  # tornado's "no HTTP answer" (refused, timeout, reset)
+            raise web.HTTPError(
+                502, f"hubgrid: the hubgrid service is unreachable: {response.error}")
+        self.relay(response)
+
+    def relay(self, response) -> None:
+        self.set_status(response.code, response.reason)
+        for name in RESPONSE_HEADERS:
+            value = response.headers.get(name)
+            if value is not None:
+                self.set_header(name, value)
+        location = response.headers.get("Location")
+        if location:
+            local = local_location(location, self.hubgrid.api_url,
+                                   url_path_join(self.base_url, PREFIX))
+            if local is not None:
+                self.set_header("Location", local)
+        ctype = response.headers.get("Content-Type", "application/octet-stream")
+        if response.code in BODYLESS or self.request.method == "HEAD":
+            self.finish(set_content_type=ctype)
+        else:
+            self.finish(response.body or b"", set_content_type=ctype)
+
+    @web.authenticated
+    async def get(self, path):
+        await self.forward(path)
+
+    @web.authenticated
+    async def head(self, path):
+        await self.forward(path)
+
+    @web.authenticated
+    async def post(self, path):
+        await self.forward(path)
+
+    @web.authenticated
+    async def put(self, path):
+        await self.forward(path)
+
+    @web.authenticated
+    async def patch(self, path):
+        await self.forward(path)
+
+    @web.authenticated
+    async def delete(self, path):
+        await self.forward(path)
+
+
+def setup_route_handlers(web_app, parent=None) -> HubgridLab:
+    """Add the forwarder to ``web_app``; returns its configuration."""
+    config = HubgridLab(parent=parent)
+    pattern = url_path_join(web_app.settings["base_url"], PREFIX, "(.*)")
+    web_app.add_handlers(".*$", [(pattern, ForwardHandler, {"config": config})])
+    return config
