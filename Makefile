@@ -21,7 +21,8 @@ images: install
 # Every service the tests use, each script idempotent and printing what the
 # tests need as its last stdout line: PostgreSQL (URL), two Docker engines
 # (comma-separated docker host URLs) with the base session image on each,
-# and a single-node Slurm cluster (partition).
+# and a single-node Slurm cluster (partition). Then the JupyterLab extension's
+# jest tests and pytest.
 test:
 	bash scripts/install.sh --with-postgres
 	HUBGRID_TEST_POSTGRES_URL="$$(bash scripts/start-postgres.sh | tail -n1)"; \
@@ -29,4 +30,5 @@ test:
 	HUBGRID_TEST_DOCKER_IMAGE="$$(bash scripts/build-images.sh --hosts "$$HUBGRID_TEST_DOCKER_HOSTS" | tail -n1)"; \
 	HUBGRID_TEST_SLURM_PARTITION="$$(bash scripts/start-slurm.sh | tail -n1)"; \
 	export HUBGRID_TEST_POSTGRES_URL HUBGRID_TEST_DOCKER_HOSTS HUBGRID_TEST_DOCKER_IMAGE HUBGRID_TEST_SLURM_PARTITION; \
+	(cd labextension && npm test); \
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" .venv/bin/python -m pytest -ra $(PYTEST_ARGS)

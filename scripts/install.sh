@@ -6,6 +6,10 @@
 # - .venv at the repo root with `pip install -e '.[test]'` (re-run only when
 #   pyproject.toml changed; stamp: .venv/.hubgrid-installed = sha256 of pyproject.toml)
 # - configurable-http-proxy from npm into ./node_modules
+# - the JupyterLab extension (labextension/, jupyterlab-hubgrid): npm ci, the
+#   JS build and `pip install -e` into .venv, each redone only when its inputs
+#   changed (stamps: labextension/node_modules/.hubgrid-deps,
+#   labextension/.build-stamp, .venv/.hubgrid-labextension)
 # - with --with-postgres: the Debian `postgresql` package (apt)
 #
 # Environment: PYTHON (default: python3) picks the interpreter for the venv.
@@ -21,7 +25,7 @@ WITH_POSTGRES=0
 for arg in "$@"; do
     case "$arg" in
         --with-postgres) WITH_POSTGRES=1 ;;
-        -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $arg (usage: $0 [--with-postgres])" ;;
     esac
 done
@@ -102,6 +106,52 @@ else
     log "installing configurable-http-proxy (npm)"
     npm install --no-save --no-audit --no-fund --no-package-lock configurable-http-proxy@^4
     [[ -x node_modules/.bin/configurable-http-proxy ]] || die "configurable-http-proxy did not install"
+fi
+
+# ---------------------------------------------------------------- JupyterLab extension
+# labextension/ (jupyterlab-hubgrid) into .venv: npm dependencies (only when
+# package.json or the lock changed), the JS build (only when its sources
+# changed), then an editable install whose labextension is a symlink to the
+# build, so a later `npm run build` needs no reinstall.
+LABEXT="$REPO_ROOT/labextension"
+tree_hash() {  # sha256 over the named files and directories of labextension/
+    (cd "$LABEXT" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
+        | sha256sum | cut -d' ' -f1
+}
+deps_hash="$(tree_hash package.json package-lock.json)"
+if [[ "$(cat "$LABEXT/node_modules/.hubgrid-deps" 2>/dev/null || true)" == "$deps_hash" ]]; then
+    log "labextension npm packages up to date"
+else
+    log "installing labextension npm packages (npm ci)"
+    (cd "$LABEXT" && npm ci --no-audit --no-fund)
+    printf '%s\n' "$deps_hash" > "$LABEXT/node_modules/.hubgrid-deps"
+fi
+build_hash="$(tree_hash package.json package-lock.json tsconfig.json src style schema)"
+BUILT="$LABEXT/jupyterlab_hubgrid/labextension"
+if [[ -f "$BUILT/package.json" && "$(cat "$LABEXT/.build-stamp" 2>/dev/null || true)" == "$build_hash" ]]; then
+    log "labextension build up to date"
+else
+    log "building the labextension (tsc + jupyter labextension build)"
+    rm -f "$LABEXT/.build-stamp"
+    (cd "$LABEXT" && PATH="$VENV/bin:$PATH" npm run build:prod)
+    [[ -f "$BUILT/static/style.js" ]] || die "the labextension build left no $BUILT/static/style.js"
+    printf '%s\n' "$build_hash" > "$LABEXT/.build-stamp"
+fi
+LAB_STAMP="$VENV/.hubgrid-labextension"
+lab_hash="$(tree_hash pyproject.toml install.json jupyter-config)"
+if [[ "$(cat "$LAB_STAMP" 2>/dev/null || true)" == "$lab_hash" ]] \
+    && "$VENV/bin/python" -c 'import jupyterlab_hubgrid' >/dev/null 2>&1 \
+    && [[ -L "$VENV/share/jupyter/labextensions/jupyterlab-hubgrid" ]]; then
+    log "jupyterlab-hubgrid installed"
+else
+    log "installing jupyterlab-hubgrid into .venv (editable)"
+    rm -f "$LAB_STAMP"
+    "$VENV/bin/python" -m pip install 'hatchling>=1.5' 'hatch-nodejs-version>=0.3.2' \
+        'hatch-jupyter-builder>=0.5' editables
+    # the build above made the extension: the build hook only checks it is there
+    HATCH_JUPYTER_BUILDER_SKIP_NPM=1 "$VENV/bin/python" -m pip install --no-build-isolation -e "$LABEXT"
+    PATH="$VENV/bin:$PATH" "$VENV/bin/jupyter" labextension develop --overwrite "$LABEXT"
+    printf '%s\n' "$lab_hash" > "$LAB_STAMP"
 fi
 
 log "done"
