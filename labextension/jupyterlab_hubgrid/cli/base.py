@@ -93,7 +93,7 @@ def command(groups: argparse._SubParsersAction, name: str, common: argparse.Argu
             **kw) -> Parser:
     """A leaf command ``name`` under ``groups`` that runs ``func(ctx, args)``."""
     p = groups.add_parser(name, help=help, description=kw.pop("description", help),
-                          parents=[common], **kw)
+                          parents=[common, *kw.pop("parents", [])], **kw)
     p.set_defaults(func=func)
     return p
 

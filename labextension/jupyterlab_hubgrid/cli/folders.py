@@ -256,11 +256,15 @@ def register(groups, common) -> None:
     p.add_argument("--permission", choices=PERMISSIONS, default="ro",
                    help="ro: read, rw: read and add, wd: also delete (default: %(default)s)")
 
-    inv = group(subs, "invitations", "invitations to folders: list, accept, decline, cancel",
-                default=invitations_ls, parents=[common])
-    p = command(inv, "ls", common, invitations_ls, "invitations waiting for you (or sent)")
-    p.add_argument("--sent", action="store_true", help="those you sent")
-    p.add_argument("--all", action="store_true", help="answered ones too")
+    listing = argparse.ArgumentParser(add_help=False)
+    listing.add_argument("--sent", action="store_true", default=argparse.SUPPRESS,
+                         help="those you sent")
+    listing.add_argument("--all", action="store_true", default=argparse.SUPPRESS,
+                         help="answered ones too")
+    inv = group(subs, "invitations", "invitations to folders: list (the default), accept, "
+                "decline, cancel", default=invitations_ls, parents=[common, listing])
+    command(inv, "ls", common, invitations_ls, "invitations waiting for you (or sent)",
+            parents=[listing])
     for verb, text in (("accept", "accept an invitation: the folder is shared with you"),
                        ("decline", "decline an invitation"),
                        ("cancel", "take back an invitation you sent")):
