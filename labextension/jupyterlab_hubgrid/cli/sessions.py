@@ -253,6 +253,8 @@ def start(ctx, args) -> int:
             failed = events[-1].get("message") if events else "the start ended without a word"
             return f"session {safe(name)} did not start: {safe(failed)}"
         state = "running" if up else "starting"
+        if up and events and events[-1].get("url"):
+            state += f" at {safe(events[-1]['url'])}"
         if a is not None and a.get("state") == "pending":
             state = f"waiting in the queue: {safe(info_text(a))}"
         line = f"session {safe(name)} ({short_id(a['id']) if a else 'no allocation yet'}): {state}"
