@@ -148,3 +148,17 @@ def test_a_start_that_must_wait_says_why_and_stop_cancels_it(world):  # noqa: F8
     finally:
         ensure_stopped(world, "alice", second)
         ensure_stopped(world, "alice", first)
+
+
+def test_a_token_that_may_not_start_servers_is_refused_with_a_hint(world):  # noqa: F811
+    hub = world.hub
+    r = hub.hub_call("POST", "users/alice/tokens", user="alice", json={
+        "note": "hubgrid only", "scopes": ["access:services!service=hubgrid"]})
+    assert r.status_code == 201, r.text
+    env = {"HUBGRID_API_URL": hub.api, "JUPYTERHUB_API_TOKEN": r.json()["token"]}
+    code, out, err = hubgrid(env, "me", "--json")
+    assert code == 0 and json.loads(out)["name"] == "alice", err
+    code, out, err = hubgrid(env, "sessions", "start", uniq("no"), "-g", "acme-gpu")
+    assert code == 1 and out == "", err
+    assert err.startswith("hubgrid: Action is not authorized with current scopes"), err
+    assert "server_token_scopes to include servers!user" in err and err.count("\n") == 1

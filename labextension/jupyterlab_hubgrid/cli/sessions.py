@@ -13,7 +13,7 @@ import re
 import time
 import uuid
 
-from ..client import format_amount, format_slot
+from ..client import ClientError, format_amount, format_slot
 from .base import EXIT_OK, EXIT_REFUSED, UsageError, command, group
 from .output import duration, key_values, parse_time, safe, safe_log, short_id, table
 
@@ -148,6 +148,15 @@ def show(ctx, args) -> None:
     ctx.emit(a, lambda data: render_one(data, now))
 
 
+def hub_scope_hint(e: ClientError) -> ClientError:
+    """The hub refused for lack of scope: say which setting grants it."""
+    if e.status == 403 and "current scopes" in e.message:
+        return ClientError(e.status, f"{e.message}; this token may not start or stop servers "
+                           "(a session's own token needs c.Spawner.server_token_scopes to "
+                           "include servers!user; or use a token from /hub/token)", e.reason)
+    return e
+
+
 # --- asking for a session -----------------------------------------------------------
 
 def add_request_options(p, batch_help: str) -> None:
@@ -230,7 +239,10 @@ def start(ctx, args) -> int:
         raise UsageError(f"session name {name!r}: lowercase letters, digits, '.', '_' "
                          "and '-', starting with a letter or digit, at most 64")
     user = client.me()["name"]
-    up = client.start_server(user, name, user_options(ctx, args))
+    try:
+        up = client.start_server(user, name, user_options(ctx, args))
+    except ClientError as e:
+        raise hub_scope_hint(e) from None
     status = EXIT_OK
     events = []
     if args.wait:
@@ -268,7 +280,10 @@ def stop(ctx, args) -> None:
     a = find_session(ctx, args.session, active_only=True)
     name = a.get("server_name") or ""
     if a.get("origin") == "hub":
-        done = ctx.client.stop_server(a["user"], name)
+        try:
+            done = ctx.client.stop_server(a["user"], name)
+        except ClientError as e:
+            raise hub_scope_hint(e) from None
         state = "stopped" if done else "stopping"
     else:
         ctx.client.release(a["id"])
