@@ -24,13 +24,13 @@ long-polls last at most 60 s).
 from __future__ import annotations
 
 import os
-from urllib.parse import quote, urlparse
+from urllib.parse import parse_qsl, quote, urlencode, urlparse
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from traitlets import Float, Unicode, default, validate
+from traitlets import Float, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 #: where the forwarder answers, under the server's base_url
@@ -95,7 +95,7 @@ class HubgridLab(Configurable):
 
     @default("api_url")
     def _default_api_url(self):
-        return os.environ.get("HUBGRID_API_URL", "")
+        return api_base(os.environ.get("HUBGRID_API_URL", ""))
 
     @default("api_token")
     def _default_api_token(self):
@@ -107,15 +107,12 @@ class HubgridLab(Configurable):
 
     @validate("api_url")
     def _check_api_url(self, proposal):
-        url = proposal.value.strip()
-        if url and urlparse(url).scheme not in ("http", "https"):
-            raise ValueError(f"HubgridLab.api_url must be an http(s) URL, not {url!r}")
-        return url.rstrip("/") + "/" if url else ""
+        return api_base(proposal.value)
 
     @validate("request_timeout")
     def _check_timeout(self, proposal):
         if not proposal.value > 0:
-            raise ValueError(f"request_timeout must be positive, not {proposal.value}")
+            raise TraitError(f"request_timeout must be positive, not {proposal.value}")
         return proposal.value
 
     def authorization(self) -> str:
@@ -125,6 +122,16 @@ class HubgridLab(Configurable):
         return f"token {self.api_token}" if self.api_token else ""
 
 
+def api_base(url: str) -> str:
+    """An API base URL ending in one slash ("" stays ""); TraitError if not http(s)."""
+    url = url.strip()
+    if not url:
+        return ""
+    if urlparse(url).scheme not in ("http", "https"):
+        raise TraitError(f"HubgridLab.api_url must be an http(s) URL, not {url!r}")
+    return url.rstrip("/") + "/"
+
+
 def upstream_path(path: str) -> str | None:
     """The API path to call, each segment quoted again; None for a path that
     could leave the API (empty, ``.`` or ``..`` segments, a leading slash)."""
@@ -132,6 +139,15 @@ def upstream_path(path: str) -> str | None:
     if not path or any(s in ("", ".", "..") for s in segments[:-1]) or segments[-1] in (".", ".."):
         return None
     return "/".join(quote(s, safe="") for s in segments)
+
+
+def forwarded_query(query: str) -> str:
+    """The query string without Jupyter's own ``token`` login argument
+    (the service would refuse it as unknown, and it is this server's secret)."""
+    if "token" not in query:
+        return query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return urlencode([(k, v) for k, v in pairs if k != "token"], quote_via=quote)
 
 
 def local_location(location: str, api_url: str, local_prefix: str) -> str | None:
@@ -168,7 +184,7 @@ class ForwardHandler(APIHandler):
         api_path = upstream_path(path)
         if api_path is None:
             raise web.HTTPError(400, f"hubgrid: not an API path: {path[:200]!r}")
-        query = self.request.query
+        query = forwarded_query(self.request.query)
         return cfg.api_url + api_path + (f"?{query}" if query else "")
 
     async def forward(self, path: str) -> None:
