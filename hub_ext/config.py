@@ -9,11 +9,16 @@ It registers the hubgrid service (started and stopped by the hub), gives it
 the hub role it needs to mirror users and groups, installs the
 HubgridAuthenticator, and shares a generated internal secret between the two.
 Unless set before, it lifts ``c.JupyterHub.concurrent_spawn_limit`` (0: no
-limit), since sessions waiting in hubgrid's queue are pending spawns.
+limit), since sessions waiting in hubgrid's queue are pending spawns. It adds
+``access:services!service=hubgrid`` to ``c.Spawner.server_token_scopes`` (to
+the list or callable set before it, else to the hub's default scopes), so a
+session's own token reaches the hubgrid API; a list set after ``configure()``
+replaces it.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import sys
@@ -37,6 +42,35 @@ SERVICE_SCOPES = [
     "list:groups",
     "read:groups",
 ]
+
+
+#: what a session's own token (``$JUPYTERHUB_API_TOKEN``) may do beyond the
+#: hub's default ``server`` role: call the hubgrid API as the session's owner
+#: (the Lab extension and the ``hubgrid`` command in a session use it)
+SESSION_SCOPES = [f"access:services!service={SERVICE_NAME}"]
+
+
+def server_token_scopes(configured):
+    """``c.Spawner.server_token_scopes`` extended with :data:`SESSION_SCOPES`.
+
+    ``configured``: what the config set before (a list, a callable, or None
+    for the hub's default, the scopes of its ``server`` role). The hub gives
+    the token only the subset its owner holds (hubgrid users hold
+    ``access:services!service=hubgrid`` through the ``hubgrid-user`` role).
+    """
+    if callable(configured):
+        async def scopes(spawner):
+            chosen = configured(spawner)
+            if inspect.isawaitable(chosen):
+                chosen = await chosen
+            return [*chosen, *(s for s in SESSION_SCOPES if s not in chosen)]
+
+        return scopes
+    if not configured:
+        from jupyterhub.roles import get_default_roles
+
+        configured = next(r["scopes"] for r in get_default_roles() if r["name"] == "server")
+    return [*configured, *(s for s in SESSION_SCOPES if s not in configured)]
 
 
 def read_or_create_secret(path: Path, nbytes: int = 32) -> str:
@@ -109,6 +143,11 @@ def configure(
     # waiting user with 429. A value the config set before stays.
     if "concurrent_spawn_limit" not in c.JupyterHub:
         c.JupyterHub.concurrent_spawn_limit = 0
+    # sessions call the hubgrid API with their own token (the Lab extension's
+    # server side, the ``hubgrid`` command): extend the scopes set before, or
+    # the hub's default ones
+    c.Spawner.server_token_scopes = server_token_scopes(
+        c.Spawner.server_token_scopes if "server_token_scopes" in c.Spawner else None)
     c.JupyterHub.authenticator_class = "hubgrid"
     c.HubgridAuthenticator.service_api_url = f"{service_url}/services/{SERVICE_NAME}/api/v1/"
     c.HubgridAuthenticator.internal_token = token

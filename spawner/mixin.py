@@ -21,17 +21,35 @@ from __future__ import annotations
 import asyncio
 import math
 from decimal import Decimal
+from urllib.parse import urlparse
 
 from traitlets import (Dict, Enum, Float, Instance, Integer, TraitError, Unicode, default,
                        validate)
 from traitlets.config import Configurable
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
+from hub_ext.config import SERVICE_NAME
 
 from . import admission
 from .admission import fail, unavailable, user_refused
 from .builders import GPU, MODES, gpu_environment
 from .options import TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
+
+
+def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
+    """The hubgrid API URL of sessions: the hub's public origin (from
+    ``public_hub_url``) or else the proxy's bind URL, a wildcard host read as
+    127.0.0.1; "" when neither is known."""
+    parsed = urlparse(public_hub_url or proxy_url)
+    if not parsed.scheme:
+        return ""
+    host = parsed.hostname or ""
+    if not public_hub_url and host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    netloc = f"[{host}]" if ":" in host else host
+    if parsed.port:
+        netloc += f":{parsed.port}"
+    return f"{parsed.scheme}://{netloc}{base_url}services/{SERVICE_NAME}/api/v1/"
 
 
 class HubgridSpawnerMixin(Configurable):
@@ -101,6 +119,19 @@ class HubgridSpawnerMixin(Configurable):
         configured) applies to the backend's start after admission. A request
         that waits longer is cancelled (SpawnException, reason
         ``queue-timeout``). Example: ``c.Spawner.max_queue_wait = 4 * 3600``.""",
+    ).tag(config=True)
+
+    hubgrid_api_url = Unicode(
+        help="""The hubgrid API URL sessions call, given to them as
+        ``$HUBGRID_API_URL`` (the Lab extension's server side and the
+        ``hubgrid`` command use it, with the session's own token). Default:
+        the hub's public URL (``c.JupyterHub.public_url``) if set, else the
+        proxy's ``c.JupyterHub.bind_url`` with a wildcard host read as
+        127.0.0.1, followed by ``services/hubgrid/api/v1/``: right for local
+        processes and host-networked containers on the hub's machine, as
+        JUPYTERHUB_API_URL is. Sessions on other machines (remote Docker
+        engines, Slurm nodes) need a URL they can reach, e.g.
+        ``c.Spawner.hubgrid_api_url = "https://hub.example.org/services/hubgrid/api/v1/"``.""",
     ).tag(config=True)
 
     @validate("pending_wait")
@@ -224,7 +255,14 @@ class HubgridSpawnerMixin(Configurable):
 
     def get_env(self):
         # the session's own variables, set anew for every start
-        return {**super().get_env(), **self.session_env}
+        env = {**super().get_env(), **self.session_env}
+        proxy = (getattr(self.user, "settings", None) or {}).get("proxy")
+        api_url = self.hubgrid_api_url or session_api_url(
+            self.public_hub_url, getattr(proxy, "public_url", ""),
+            self.hub.base_url[:-len("hub/")] if self.hub else "/")
+        if api_url:
+            env["HUBGRID_API_URL"] = api_url
+        return env
 
     # -- backend hooks (a concrete spawner overrides what it can) --------------
 
