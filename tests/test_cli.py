@@ -505,3 +505,26 @@ def test_log_output_keeps_its_lines_and_tabs_only():
                                           (3725, "1h02m"), (93784, "1d02h"), (-3, "0s")])
 def test_durations(seconds, text):
     assert duration(seconds) == text
+
+
+MARK = "[hubgrid: older output was dropped to keep this log within 4096 bytes]\n"
+
+
+@pytest.mark.parametrize("seen,now,new", [
+    ("", "a\n", "a\n"),
+    ("a\n", "a\nb\n", "b\n"),
+    ("a\nb\n", "a\nb\n", ""),
+    # the service cut the log to its limit: the kept tail overlaps what was printed
+    ("line 1\nline 2\nline 3\n", MARK + "line 2\nline 3\nline 4\n", "line 4\n"),
+    (MARK + "x" * 300 + "y\n", MARK + "x" * 200 + "y\nz\n", "z\n"),
+    (MARK + "abc" * 200, MARK + "abc" * 150 + "abcNEW", "NEW"),
+    # a short overlap, shorter than the anchor
+    ("0123456789" * 40 + "end\n", MARK + "end\nmore\n", "more\n"),
+    # more came than the log keeps: what it kept is all new
+    ("old\n", MARK + "entirely new\n", "entirely new\n"),
+])
+def test_following_a_log_prints_each_new_byte_once_even_when_the_service_cuts_it(seen, now,
+                                                                                   new):
+    from jupyterlab_hubgrid.cli.sessions import new_output
+
+    assert new_output(seen, now) == new
