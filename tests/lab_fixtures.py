@@ -28,7 +28,8 @@ from traitlets.config import Config
 TOKEN = "lab-test-token"
 #: what must not leak from the environment into the server under test
 ENV = ("HUBGRID_API_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_USER", "JUPYTERHUB_API_URL",
-       "JUPYTERHUB_SERVICE_PREFIX", "JUPYTERHUB_CLIENT_ID", "JUPYTER_CONFIG_PATH")
+       "JUPYTERHUB_SERVICE_PREFIX", "JUPYTERHUB_CLIENT_ID", "JUPYTER_CONFIG_PATH",
+       "HUBGRID_ACCESS_KEY", "HUBGRID_SECRET_KEY")
 
 
 class NamedIdentity(IdentityProvider):

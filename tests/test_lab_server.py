@@ -199,6 +199,8 @@ def test_the_defaults_come_from_the_sessions_environment(monkeypatch):
 
     from jupyterlab_hubgrid.routes import HubgridLab
 
+    for name in ("HUBGRID_ACCESS_KEY", "HUBGRID_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HUBGRID_API_URL", "http://127.0.0.1:8000/services/hubgrid/api/v1")
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "session-token")
     monkeypatch.setenv("JUPYTERHUB_USER", "alice")
@@ -206,8 +208,12 @@ def test_the_defaults_come_from_the_sessions_environment(monkeypatch):
     assert cfg.api_url == "http://127.0.0.1:8000/services/hubgrid/api/v1/"
     assert cfg.authorization() == "token session-token"
     assert cfg.owner == "alice"
-    # a keypair, set in config, wins over the session's token
+    # a keypair, set in config or as the hubgrid command takes it, wins over the token
     assert HubgridLab(keypair="AK:SK").authorization() == "Keypair AK:SK"
+    monkeypatch.setenv("HUBGRID_ACCESS_KEY", "AK2")
+    assert HubgridLab().authorization() == "token session-token"  # half a keypair: none
+    monkeypatch.setenv("HUBGRID_SECRET_KEY", "SK2")
+    assert HubgridLab().authorization() == "Keypair AK2:SK2"
     with pytest.raises(TraitError, match="http"):
         HubgridLab(api_url="file:///etc/passwd")
 

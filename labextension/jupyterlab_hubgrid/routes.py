@@ -75,8 +75,9 @@ class HubgridLab(Configurable):
     keypair = Unicode(
         help="""A hubgrid keypair ``ACCESS:SECRET`` to send instead of the token
         (``Authorization: Keypair ACCESS:SECRET``), for a Jupyter server that
-        does not run under the hub. Example:
-        ``c.HubgridLab.keypair = "AKIA...:..."``. Leave empty inside sessions.""",
+        does not run under the hub. Default: ``$HUBGRID_ACCESS_KEY`` and
+        ``$HUBGRID_SECRET_KEY`` when both are set (as for the ``hubgrid``
+        command). Example: ``c.HubgridLab.keypair = "AKIA...:..."``.""",
     ).tag(config=True)
 
     owner = Unicode(
@@ -100,6 +101,11 @@ class HubgridLab(Configurable):
     @default("api_token")
     def _default_api_token(self):
         return os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
+    @default("keypair")
+    def _default_keypair(self):
+        access, secret = (os.environ.get(f"HUBGRID_{k}_KEY", "") for k in ("ACCESS", "SECRET"))
+        return f"{access}:{secret}" if access and secret else ""
 
     @default("owner")
     def _default_owner(self):
