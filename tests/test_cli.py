@@ -528,3 +528,41 @@ def test_following_a_log_prints_each_new_byte_once_even_when_the_service_cuts_it
     from jupyterlab_hubgrid.cli.sessions import new_output
 
     assert new_output(seen, now) == new
+
+
+def _commands(parser, path=()) -> set[tuple[str, ...]]:
+    """Every runnable command path of the parser: leaves, and groups that run alone."""
+    import argparse
+
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found = set()
+    if not subs or parser.get_default("func") is not None:
+        found.add(path)
+    for action in subs:
+        for name, sub in action.choices.items():
+            found |= _commands(sub, path + (name,))
+    return found
+
+
+def _documented(text: str) -> set[tuple[str, ...]]:
+    import re
+
+    found = set()
+    for code in re.findall(r"`hubgrid ([^`]*)`", text):
+        words = []
+        for token in code.split():
+            if not re.fullmatch(r"[a-z][a-z-]*(\\\|[a-z][a-z-]*)*", token):
+                break
+            words.append(token.split("\\|"))
+        paths = [()]
+        for choices in words:
+            paths = [p + (c,) for p in paths for c in choices]
+        found |= set(paths) - {()}
+    return found
+
+
+def test_the_reference_documents_every_command_and_no_other():
+    from jupyterlab_hubgrid.cli import build_parser
+
+    doc = (LAB.parent / "docs" / "cli.md").read_text()
+    assert _documented(doc) == _commands(build_parser())
