@@ -566,3 +566,35 @@ def test_the_reference_documents_every_command_and_no_other():
 
     doc = (LAB.parent / "docs" / "cli.md").read_text()
     assert _documented(doc) == _commands(build_parser())
+
+
+async def test_every_command_prints_json_that_parses(hubgrid, tmp_path):
+    a = await allocate(hubgrid, "alice", cpu="1")
+    await write_log(hubgrid, a["id"], b"hello\x1b[0m\n")
+    local = tmp_path / "f.txt"
+    local.write_text("hi")
+    runs = [
+        ("alice", "me"), ("alice", "quota"), ("alice", "sessions", "ls"),
+        ("alice", "sessions", "ls", "--all"), ("alice", "sessions", "show", a["id"][:8]),
+        ("alice", "sessions", "logs", a["id"][:8]),
+        ("alice", "sessions", "dry-run", "-g", "gpu", "--mem", "0"),
+        ("alice", "folders", "create", "data"), ("alice", "folders", "ls"),
+        ("alice", "folders", "upload", "data", str(local)), ("alice", "folders", "files", "data"),
+        ("alice", "folders", "download", "data", "f.txt", str(tmp_path / "g.txt")),
+        ("alice", "folders", "share", "data", "bob"), ("bob", "folders", "invitations"),
+        ("alice", "folders", "invitations", "ls", "--sent"),
+        ("alice", "sessions", "stop", a["id"][:8]),
+    ]
+    got = {}
+    for user, *argv in runs:
+        r = await hubgrid(user, *argv, "--json")
+        assert r.code == 0, (argv, r.err)
+        got[" ".join(argv[:2])] = r.json()
+    assert got["sessions logs"]["log"] == "hello\x1b[0m\n"  # JSON carries the exact bytes
+    assert got["sessions show"]["id"] == a["id"]
+    assert got["folders download"]["size"] == 2
+    inv = got["folders invitations"][0]
+    r = await hubgrid("bob", "folders", "invitations", "accept", inv["id"][:8], "--json")
+    assert r.code == 0 and r.json()["state"] == "accepted"
+    r = await hubgrid("alice", "sessions", "logs", a["id"], "-f", "--json")
+    assert r.code == 2 and "--follow" in one_line_error(r)

@@ -340,9 +340,15 @@ def new_output(seen: str, text: str) -> str:
 
 
 def logs(ctx, args) -> None:
+    if ctx.json and args.follow:
+        raise UsageError("--follow prints the output as it comes: leave out --json")
     client = ctx.client
     a = find_session(ctx, args.session)
     show_text = (lambda t: t) if args.raw else safe_log
+    if ctx.json:
+        ctx.emit({"id": a["id"], "state": a.get("state"), "exit_code": a.get("exit_code"),
+                  "log": client.log(a["id"], args.tail)}, str)
+        return
     if not args.follow:
         ctx.out.write(show_text(client.log(a["id"], args.tail)))
         ctx.out.flush()
