@@ -14,10 +14,10 @@ Configuration comes from the environment (:meth:`Settings.from_env`):
   ``HUBGRID_API_URL``: ``https://hub/services/...`` -> ``https://hub/hub/api``)
   with ``JUPYTERHUB_API_TOKEN``.
 
-Amounts are exact: JSON numbers are read as :class:`~decimal.Decimal`, and
-the slot maps of the answers (``slots``, ``total_resource_slots``,
-``capacity``, ...) as Decimals too, so three sessions of 0.3 GPU add up to
-0.9. Every refusal is a :class:`ClientError` carrying the service's status
+Amounts are exact (``amounts``): JSON numbers are read as
+:class:`~decimal.Decimal`, and the slot maps of the answers (``slots``,
+``total_resource_slots``, ``capacity``, ...) as Decimals too, so three
+sessions of 0.3 GPU add up to 0.9. Every refusal is a :class:`ClientError` carrying the service's status
 and message; an unreachable service is a :class:`ServiceUnreachable`.
 """
 
