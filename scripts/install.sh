@@ -111,8 +111,8 @@ fi
 # ---------------------------------------------------------------- JupyterLab extension
 # labextension/ (jupyterlab-hubgrid) into .venv: npm dependencies (only when
 # package.json or the lock changed), the JS build (only when its sources
-# changed), then an editable install whose labextension is a symlink to the
-# build, so a later `npm run build` needs no reinstall.
+# changed), then `pip install -e` (only when the build or the package's
+# metadata changed), which copies the built extension into .venv/share.
 LABEXT="$REPO_ROOT/labextension"
 tree_hash() {  # sha256 over the named files and directories of labextension/
     (cd "$LABEXT" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
@@ -138,19 +138,21 @@ else
     printf '%s\n' "$build_hash" > "$LABEXT/.build-stamp"
 fi
 LAB_STAMP="$VENV/.hubgrid-labextension"
-lab_hash="$(tree_hash pyproject.toml install.json jupyter-config)"
-if [[ "$(cat "$LAB_STAMP" 2>/dev/null || true)" == "$lab_hash" ]] \
-    && "$VENV/bin/python" -c 'import jupyterlab_hubgrid' >/dev/null 2>&1 \
-    && [[ -L "$VENV/share/jupyter/labextensions/jupyterlab-hubgrid" ]]; then
+INSTALLED="$VENV/share/jupyter/labextensions/jupyterlab-hubgrid"
+lab_hash="$(tree_hash pyproject.toml install.json jupyter-config)-$build_hash"
+if [[ "$(cat "$LAB_STAMP" 2>/dev/null || true)" == "$lab_hash" && -f "$INSTALLED/package.json" ]] \
+    && "$VENV/bin/python" -c 'import jupyterlab_hubgrid' >/dev/null 2>&1; then
     log "jupyterlab-hubgrid installed"
 else
     log "installing jupyterlab-hubgrid into .venv (editable)"
     rm -f "$LAB_STAMP"
+    # a `jupyter labextension develop` symlink: pip would delete and write
+    # through it, into the build
+    if [[ -L "$INSTALLED" ]]; then rm -f "$INSTALLED"; fi
     "$VENV/bin/python" -m pip install 'hatchling>=1.5' 'hatch-nodejs-version>=0.3.2' \
         'hatch-jupyter-builder>=0.5' editables
     # the build above made the extension: the build hook only checks it is there
     HATCH_JUPYTER_BUILDER_SKIP_NPM=1 "$VENV/bin/python" -m pip install --no-build-isolation -e "$LABEXT"
-    PATH="$VENV/bin:$PATH" "$VENV/bin/jupyter" labextension develop --overwrite "$LABEXT"
     printf '%s\n' "$lab_hash" > "$LAB_STAMP"
 fi
 
