@@ -125,5 +125,7 @@ async def lab_server(tmp_path, monkeypatch, user: str = "alice", **hubgrid):
             await server.close_all_connections()
         sock.close()
         if app is not None:
+            if getattr(app, "web_app", None) is not None and "hubgrid_lab" in app.web_app.settings:
+                app.web_app.settings["hubgrid_lab"].close()
             await app._cleanup()
         ServerApp.clear_instance()

@@ -17,8 +17,10 @@ credential. What it guarantees:
   rewritten to this server's prefix) pass through unchanged; an unreachable
   service is a 502 and a missing configuration a 503, each with a JSON message.
 
-Bodies are buffered (``request_timeout`` bounds a call; the service's
-long-polls last at most 60 s).
+Bodies are buffered in memory, answers up to tornado's 100 MB (large uploads
+and downloads will need a streaming path); ``request_timeout`` bounds a call
+(the service's long-polls last at most 60 s) and ``max_connections`` how many
+are open at once.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from traitlets import Float, TraitError, Unicode, default, validate
+from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
 #: where the forwarder answers, under the server's base_url
@@ -94,6 +96,26 @@ class HubgridLab(Configurable):
         ``c.HubgridLab.request_timeout = 300``.""",
     ).tag(config=True)
 
+    max_connections = Integer(
+        64,
+        help="""Forwarded calls that may be open at once (the panels' long-polls
+        each hold one); more wait for a free connection, within
+        ``request_timeout``. Example: ``c.HubgridLab.max_connections = 128``.""",
+    ).tag(config=True)
+
+    _client = None
+
+    def client(self) -> AsyncHTTPClient:
+        """This server's own HTTP client (tornado's shared one allows 10 calls at once)."""
+        if self._client is None:
+            self._client = AsyncHTTPClient(force_instance=True, max_clients=self.max_connections)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     @default("api_url")
     def _default_api_url(self):
         return api_base(os.environ.get("HUBGRID_API_URL", ""))
@@ -114,6 +136,12 @@ class HubgridLab(Configurable):
     @validate("api_url")
     def _check_api_url(self, proposal):
         return api_base(proposal.value)
+
+    @validate("max_connections")
+    def _check_connections(self, proposal):
+        if proposal.value < 1:
+            raise TraitError(f"max_connections must be at least 1, not {proposal.value}")
+        return proposal.value
 
     @validate("request_timeout")
     def _check_timeout(self, proposal):
@@ -206,7 +234,7 @@ class ForwardHandler(APIHandler):
             connect_timeout=min(10.0, self.hubgrid.request_timeout), decompress_response=True,
         )
         try:
-            response = await AsyncHTTPClient().fetch(request, raise_error=False)
+            response = await self.hubgrid.client().fetch(request, raise_error=False)
         except (OSError, HTTPClientError) as e:
             raise web.HTTPError(502, f"hubgrid: the hubgrid service is unreachable: {e}") from None
         if response.code == 599:  # tornado's "no HTTP answer" (refused, timeout, reset)
@@ -262,4 +290,5 @@ def setup_route_handlers(web_app, parent=None) -> HubgridLab:
     config = HubgridLab(parent=parent)
     pattern = url_path_join(web_app.settings["base_url"], PREFIX, "(.*)")
     web_app.add_handlers(".*$", [(pattern, ForwardHandler, {"config": config})])
+    web_app.settings["hubgrid_lab"] = config
     return config
