@@ -10,9 +10,10 @@ the hub role it needs to mirror users and groups, installs the
 HubgridAuthenticator, and shares a generated internal secret between the two.
 Unless set before, it lifts ``c.JupyterHub.concurrent_spawn_limit`` (0: no
 limit), since sessions waiting in hubgrid's queue are pending spawns. It adds
-``access:services!service=hubgrid`` to ``c.Spawner.server_token_scopes`` (to
-the list or callable set before it, else to the hub's default scopes), so a
-session's own token reaches the hubgrid API; a list set after ``configure()``
+``access:services!service=hubgrid`` and ``servers!user`` to
+``c.Spawner.server_token_scopes`` (to the list or callable set before it, else
+to the hub's default scopes), so a session's own token reaches the hubgrid API
+and starts and stops its owner's sessions; a list set after ``configure()``
 replaces it.
 """
 
@@ -45,9 +46,11 @@ SERVICE_SCOPES = [
 
 
 #: what a session's own token (``$JUPYTERHUB_API_TOKEN``) may do beyond the
-#: hub's default ``server`` role: call the hubgrid API as the session's owner
-#: (the Lab extension and the ``hubgrid`` command in a session use it)
-SESSION_SCOPES = [f"access:services!service={SERVICE_NAME}"]
+#: hub's default ``server`` role: call the hubgrid API as the session's owner,
+#: and start, stop and read the owner's own servers (``servers!user``: no other
+#: user's, and nothing else of the owner's) -- the Lab extension and the
+#: ``hubgrid`` command in a session start and stop sessions through the hub
+SESSION_SCOPES = [f"access:services!service={SERVICE_NAME}", "servers!user"]
 
 
 def server_token_scopes(configured):
@@ -56,7 +59,8 @@ def server_token_scopes(configured):
     ``configured``: what the config set before (a list, a callable, or None
     for the hub's default, the scopes of its ``server`` role). The hub gives
     the token only the subset its owner holds (hubgrid users hold
-    ``access:services!service=hubgrid`` through the ``hubgrid-user`` role).
+    ``access:services!service=hubgrid`` through the ``hubgrid-user`` role, and
+    ``servers!user`` through the hub's default ``user`` role, ``self``).
     """
     if callable(configured):
         async def scopes(spawner):

@@ -74,7 +74,7 @@ def active(world, user: str, server: str) -> list[dict]:  # noqa: F811
 
 
 def test_start_wait_list_and_stop_a_session_and_use_the_command_inside_it(world):  # noqa: F811
-    env, name = as_user(world, "alice"), uniq("cli")
+    env, name, inner = as_user(world, "alice"), uniq("cli"), uniq("in")
     try:
         code, out, err = hubgrid(env, "sessions", "start", name, "-p", "ml", "-g", "acme-gpu",
                                  "--gpu-shares", "0.5", "--mem", "256M", "--wait")
@@ -99,6 +99,15 @@ def test_start_wait_list_and_stop_a_session_and_use_the_command_inside_it(world)
         code, out, err = hubgrid(inside, "sessions", "ls", "--json")
         assert code == 0 and [x["id"] for x in json.loads(out)
                               if x["server_name"] == name] == [a["id"]], err
+        # and it starts and stops its owner's other sessions: the session's own
+        # token holds servers!user (hub_ext.config's server_token_scopes)
+        code, out, err = hubgrid(inside, "sessions", "start", inner, "-g", "acme-gpu",
+                                 "--mem", "256M", "--wait")
+        assert code == 0, f"{err}\n{hub_log(world.hub)}"
+        assert out.startswith(f"session {inner} (") and "running at" in out, out
+        code, out, err = hubgrid(inside, "sessions", "stop", inner)
+        assert code == 0, err
+        assert eventually(lambda: server_of(world.hub, "alice", inner) is None, timeout=60)
 
         code, out, err = hubgrid(env, "sessions", "stop", name)
         assert code == 0, err
@@ -107,6 +116,7 @@ def test_start_wait_list_and_stop_a_session_and_use_the_command_inside_it(world)
         assert eventually(lambda: server_of(world.hub, "alice", name) is None, timeout=60)
         assert eventually(lambda: active(world, "alice", name) == [], timeout=60)
     finally:
+        ensure_stopped(world, "alice", inner)
         ensure_stopped(world, "alice", name)
 
 

@@ -266,7 +266,8 @@ def test_configure_adds_the_hubgrid_scope_to_the_hubs_default_server_scopes(tmp_
     configure(c, state_dir=tmp_path)
     # JupyterHub's `server` role (what a server token gets when nothing is set), plus ours
     assert c.Spawner.server_token_scopes == [
-        "users:activity!user", "access:servers!server", "access:services!service=hubgrid"]
+        "users:activity!user", "access:servers!server", "access:services!service=hubgrid",
+        "servers!user"]
 
 
 def test_configure_extends_server_token_scopes_set_before(tmp_path):
@@ -278,7 +279,8 @@ def test_configure_extends_server_token_scopes_set_before(tmp_path):
     c.Spawner.server_token_scopes = ["users:activity!user", "read:users:name!user"]
     configure(c, state_dir=tmp_path)
     assert c.Spawner.server_token_scopes == [
-        "users:activity!user", "read:users:name!user", "access:services!service=hubgrid"]
+        "users:activity!user", "read:users:name!user", "access:services!service=hubgrid",
+        "servers!user"]
 
 
 async def test_configure_extends_a_callable_server_token_scopes(tmp_path):
@@ -294,7 +296,8 @@ async def test_configure_extends_a_callable_server_token_scopes(tmp_path):
     configure(c, state_dir=tmp_path)
     spawner = SimpleNamespace(user=SimpleNamespace(name="alice"))
     assert await c.Spawner.server_token_scopes(spawner) == [
-        "users:activity!user", "read:users!user=alice", "access:services!service=hubgrid"]
+        "users:activity!user", "read:users!user=alice", "access:services!service=hubgrid",
+        "servers!user"]
 
 
 def local_spawner(proxy_url: str, **traits):
