@@ -5,6 +5,7 @@ import {
 } from '@jupyterlab/application';
 
 import { HubgridPanel } from './panel';
+import { dataPlugin } from './data/plugin';
 
 /**
  * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
@@ -25,4 +26,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, dataPlugin];
