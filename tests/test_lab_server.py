@@ -335,3 +335,89 @@ def test_session_api_url_reads_wildcards_as_loopback_and_keeps_the_base_url():
     assert session_api_url("", "http://[::1]:8000", "/") \
         == "http://[::1]:8000/services/hubgrid/api/v1/"
     assert session_api_url("", "", "/") == ""
+
+
+# -- resumable uploads and downloads (the Data menu's tus client) ---------------
+
+
+def tus_headers(lab, **more) -> dict:
+    """What tus-js-client sends from Lab: tus headers and Jupyter's XSRF token
+    (the browser's login cookie goes with ``cookies=True``)."""
+    return {"Tus-Resumable": "1.0.0", "X-XSRFToken": lab.jar["_xsrf"], **more}
+
+
+async def test_a_tus_upload_goes_through_in_chunks_and_resumes_from_the_offset(lab):
+    import base64
+
+    await login_by_cookie(lab)
+    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "tusdata"})
+    assert resp.code == 201, folder
+    base = f"hubgrid/api/vfolders/{folder['id']}"
+    content = bytes(range(256)) * 40  # 10240 bytes, sent as 4096 + 4096 + 2048
+    meta = "path " + base64.b64encode("réglé big.bin".encode()).decode()
+    resp, created = await lab.call(
+        "POST", f"{base}/tus", token=False, cookies=True,
+        headers=tus_headers(lab, **{"Upload-Length": str(len(content)),
+                                    "Upload-Metadata": meta}))
+    assert resp.code == 201, created
+    # tus-js-client resolves this against the endpoint: it must stay under the forwarder
+    location = resp.headers["Location"]
+    assert location == f"/{base}/tus/{created['id']}"
+    assert (resp.headers["Upload-Offset"], resp.headers["Tus-Resumable"]) == ("0", "1.0.0")
+    upload = location.lstrip("/")
+
+    patch = tus_headers(lab, **{"Content-Type": "application/offset+octet-stream"})
+    resp, _ = await lab.call("PATCH", upload, body=content[:4096], token=False, cookies=True,
+                             headers={**patch, "Upload-Offset": "0"})
+    assert (resp.code, resp.headers["Upload-Offset"]) == (204, "4096")
+
+    # a lost answer: the client sends the same chunk again at its old offset
+    resp, err = await lab.call("PATCH", upload, body=content[:4096], token=False, cookies=True,
+                               headers={**patch, "Upload-Offset": "0"})
+    assert resp.code == 409 and err["message"]
+    # ... so it asks where the service is, and goes on from there
+    resp, _ = await lab.call("HEAD", upload, token=False, cookies=True, headers=tus_headers(lab))
+    assert resp.code == 200
+    assert (resp.headers["Upload-Offset"], resp.headers["Upload-Length"]) == ("4096", "10240")
+    assert resp.headers["Cache-Control"] == "no-store"
+    for start in (4096, 8192):
+        resp, _ = await lab.call("PATCH", upload, body=content[start:start + 4096], token=False,
+                                 cookies=True, headers={**patch, "Upload-Offset": str(start)})
+        assert resp.code == 204
+    assert resp.headers["Upload-Offset"] == "10240"
+
+    # the browser's download: a plain GET with the login cookie, a file name to save as
+    resp, got = await lab.call("GET", f"{base}/download?path=r%C3%A9gl%C3%A9%20big.bin",
+                               token=False, cookies=True)
+    assert resp.code == 200 and got == content
+    assert resp.headers["Content-Disposition"].startswith("attachment")
+    assert "r%C3%A9gl%C3%A9%20big.bin" in resp.headers["Content-Disposition"]
+
+
+async def test_a_tus_upload_refused_by_the_service_shows_its_message_and_terminates(lab):
+    await login_by_cookie(lab)
+    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "tusrefuse"})
+    base = f"hubgrid/api/vfolders/{folder['id']}"
+    resp, _ = await lab.call("PUT", f"{base}/upload?path=taken.txt", body=b"x",
+                             headers={"Content-Type": "application/octet-stream"})
+    assert resp.code == 201
+    # the name exists: 409 with the service's words (the Data menu offers to replace)
+    resp, err = await lab.call("POST", f"{base}/tus", token=False, cookies=True,
+                               headers=tus_headers(lab, **{"Upload-Length": "5",
+                                                           "Upload-Metadata": "filename dGFrZW4udHh0"}))
+    assert resp.code == 409 and "exists" in err["message"]
+    # cancel: an upload is terminated with DELETE, through the forwarder too
+    resp, created = await lab.call("POST", f"{base}/tus", token=False, cookies=True,
+                                   headers=tus_headers(lab, **{"Upload-Length": "5",
+                                                               "Upload-Metadata": "filename bmV3LnR4dA=="}))
+    assert resp.code == 201
+    upload = resp.headers["Location"].lstrip("/")
+    resp, body = await lab.call("DELETE", upload, token=False, cookies=True, headers=tus_headers(lab))
+    assert (resp.code, body) == (204, b"")
+    resp, _ = await lab.call("HEAD", upload, token=False, cookies=True, headers=tus_headers(lab))
+    assert resp.code == 404
+    # without Jupyter's XSRF token a browser's tus call is refused before the service
+    resp, err = await lab.call("POST", f"{base}/tus", token=False, cookies=True,
+                               headers={"Tus-Resumable": "1.0.0", "Upload-Length": "1",
+                                        "Upload-Metadata": "filename eA=="})
+    assert resp.code == 403 and "_xsrf" in err["message"]
