@@ -6,6 +6,7 @@ import {
 
 import { HubgridPanel } from './panel';
 import { dataPlugin } from './data/plugin';
+import { summarySessionsPlugin } from './sessions/plugin';
 
 /**
  * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
@@ -26,4 +27,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin];

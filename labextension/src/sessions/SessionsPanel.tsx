@@ -1,0 +1,263 @@
+/**
+ * The Sessions panel of the left sidebar: every session of mine, across
+ * projects and named servers, live; pending ones with the scheduler's
+ * reasons, ended ones with their exit code or why they ended; start
+ * (launcher dialog), stop, open, log. Every name, reason and command is
+ * rendered as text.
+ */
+
+import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { ServerConnection } from '@jupyterlab/services';
+import {
+  addIcon,
+  closeIcon,
+  launchIcon,
+  ReactWidget,
+  refreshIcon,
+  stopIcon,
+  textEditorIcon,
+  ToolbarButtonComponent
+} from '@jupyterlab/ui-components';
+import type { Message } from '@lumino/messaging';
+import * as React from 'react';
+
+import { IAllocation } from '../summary/types';
+import { sessionsIcon } from './icons';
+import { askForSession } from './Launcher';
+import { defaultForm, suggestName, userOptions } from './launch';
+import { ISessionRow, safeAppUrl, serverUrl, sessionRow, visibleSessions } from './model';
+import { SessionsStore } from './store';
+
+export interface ISessionActions {
+  open(url: string): void;
+  log(session: IAllocation): void;
+}
+
+const ENDED_PAGE = 10;
+
+function useTick(ms: number): void {
+  const [, setTick] = React.useState(0);
+  React.useEffect(() => {
+    const timer = setInterval(() => document.hidden || setTick(t => t + 1), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+}
+
+function SessionCard(props: {
+  session: IAllocation;
+  row: ISessionRow;
+  openUrl: string | null;
+  onStop: () => void;
+  actions: ISessionActions;
+}): JSX.Element {
+  const { row, session } = props;
+  const extraApps = row.apps.filter(app => safeAppUrl(app.url) && app.url !== props.openUrl);
+  return (
+    <li className="jp-hubgrid-session" data-session={row.id} data-name={row.name} data-state={row.state}>
+      <div className="jp-hubgrid-session-head">
+        <span className="jp-hubgrid-name" data-field="name">{row.name}</span>
+        <span className={`jp-hubgrid-state jp-mod-${row.state}`} data-field="state">{row.stateLabel}</span>
+        <span className="jp-hubgrid-elapsed" data-field="elapsed" title="elapsed">{row.elapsed}</span>
+      </div>
+      <div className="jp-hubgrid-session-line">
+        <span data-field="project">{row.project}</span> · <span data-field="group">{row.group}</span> ·{' '}
+        {row.type}
+        {row.image ? <> · <span data-field="image">{row.image}</span></> : null}
+      </div>
+      <div className="jp-hubgrid-session-line" data-field="sizes">
+        CPU {row.cpu} · Mem {row.mem} · GPU {row.gpu}
+      </div>
+      {row.placement && <div className="jp-hubgrid-session-line">on {row.placement}</div>}
+      {row.command && (
+        <div className="jp-hubgrid-session-line">
+          runs <code>{row.command}</code>
+        </div>
+      )}
+      {row.reasons.map((r, i) => (
+        <div key={i} className={`jp-hubgrid-reason jp-mod-${r.kind}`} data-field="reason">
+          {r.kind === 'refuse' ? 'refused: ' : 'waits: '}
+          {r.text}
+        </div>
+      ))}
+      {row.ended && (
+        <div className="jp-hubgrid-ended" data-field="ended">
+          {row.ended}
+        </div>
+      )}
+      <div className="jp-hubgrid-session-actions">
+        {props.openUrl && (
+          <ToolbarButtonComponent icon={launchIcon} label="Open" tooltip="Open this session in a new tab"
+            onClick={() => props.actions.open(props.openUrl!)} />
+        )}
+        {extraApps.map(app => (
+          <ToolbarButtonComponent key={app.name} icon={launchIcon} label={app.name} tooltip={`Open ${app.name}`}
+            onClick={() => props.actions.open(safeAppUrl(app.url)!)} />
+        ))}
+        <ToolbarButtonComponent icon={textEditorIcon} label="Log" tooltip="Show its log"
+          onClick={() => props.actions.log(session)} />
+        {row.active && (
+          <ToolbarButtonComponent icon={stopIcon} label={row.state === 'pending' ? 'Cancel' : 'Stop'}
+            tooltip={row.state === 'pending' ? 'Take it out of the queue' : 'Stop this session'}
+            onClick={props.onStop} />
+        )}
+      </div>
+    </li>
+  );
+}
+
+function SessionsView(props: { store: SessionsStore; actions: ISessionActions; onNew: () => void }): JSX.Element {
+  const { store, actions } = props;
+  const [, setVersion] = React.useState(0);
+  const [endedShown, setEndedShown] = React.useState(ENDED_PAGE);
+  React.useEffect(() => store.subscribe(() => setVersion(v => v + 1)), [store]);
+  useTick(1000);
+
+  if (!store.loaded) {
+    return store.error ? <p className="jp-hubgrid-error" role="alert">{store.error}</p> : <p>Loading…</p>;
+  }
+  const me = store.me!;
+  const now = Date.now();
+  const { active, ended, endedTotal } = visibleSessions(store.allocations, me.name, endedShown);
+
+  const openUrl = (a: IAllocation): string | null => {
+    if (a.state !== 'allocated') {
+      return null;
+    }
+    const server = store.servers[a.server_name ?? ''];
+    if (a.origin === 'hub' && server) {
+      return server.ready ? safeAppUrl(server.url) : null;
+    }
+    if (a.origin === 'hub' && !Object.keys(store.servers).length) {
+      return serverUrl(a.user, a.server_name ?? ''); // the hub's view is not available here
+    }
+    return safeAppUrl(a.apps?.[0]?.url);
+  };
+
+  const stop = async (a: IAllocation) => {
+    const row = sessionRow(a, Date.now());
+    const verb = a.state === 'pending' ? 'Cancel' : 'Stop';
+    const answer = await showDialog({
+      title: `${verb} session ${row.name}?`,
+      body: a.state === 'pending' ? 'It leaves the queue.' : 'Its processes end; files in its folders stay.',
+      buttons: [Dialog.cancelButton({ label: 'Keep it' }), Dialog.warnButton({ label: verb })]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await store.stop(a);
+    } catch (e) {
+      await showErrorMessage(`Session ${row.name} was not stopped`, (e as Error).message);
+    }
+  };
+
+  const card = (a: IAllocation) => (
+    <SessionCard key={a.id} session={a} row={sessionRow(a, now)} openUrl={openUrl(a)}
+      onStop={() => void stop(a)} actions={actions} />
+  );
+  return (
+    <div className="jp-hubgrid-sessions">
+      {store.error && <p className="jp-hubgrid-error" role="alert">{store.error}</p>}
+      {store.failures.map(f => (
+        <div key={f.name} className="jp-hubgrid-failure" role="alert" data-failed={f.name}>
+          <b>{f.name}</b> did not start: <span data-field="reason">{f.message}</span>
+          <ToolbarButtonComponent icon={closeIcon} tooltip="Dismiss" onClick={() => store.dismissFailure(f.name)} />
+        </div>
+      ))}
+      <h3>Running and waiting ({active.length})</h3>
+      {active.length === 0 ? (
+        <p className="jp-hubgrid-note">
+          No session is running.{' '}
+          <button className="jp-mod-styled jp-mod-accept" onClick={props.onNew}>Start one</button>
+        </p>
+      ) : (
+        <ul className="jp-hubgrid-session-list" aria-label="active sessions">{active.map(card)}</ul>
+      )}
+      {endedTotal > 0 && (
+        <>
+          <h3>Ended ({endedTotal})</h3>
+          <ul className="jp-hubgrid-session-list" aria-label="ended sessions">{ended.map(card)}</ul>
+          {endedTotal > ended.length && (
+            <button className="jp-mod-styled" onClick={() => setEndedShown(n => n + 2 * ENDED_PAGE)}>
+              Show more
+            </button>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+/** The Sessions panel. */
+export class SessionsPanel extends ReactWidget {
+  constructor(
+    settings: ServerConnection.ISettings,
+    private readonly actions: ISessionActions
+  ) {
+    super();
+    this.id = 'jp-hubgrid-sessions';
+    this.addClass('jp-hubgrid-panel');
+    this.title.icon = sessionsIcon;
+    this.title.caption = 'hubgrid: Sessions';
+    this.store = new SessionsStore(settings, () => !this.isVisible);
+  }
+
+  readonly store: SessionsStore;
+
+  dispose(): void {
+    this.store.dispose();
+    super.dispose();
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    void this.store.refresh();
+  }
+
+  /** The launcher dialog, then the start through the hub. */
+  async newSession(): Promise<void> {
+    const store = this.store;
+    const api = store.api;
+    try {
+      const me = store.me ?? (store.me = await api.me());
+      const [groups, images, folders] = await Promise.all([
+        api.groups(),
+        api.images().catch(() => []),
+        api.folders().catch(() => [])
+      ]);
+      const taken = Object.keys(store.servers);
+      const choices = {
+        me,
+        groups: groups.filter(g => g.active),
+        images: images.map(i => i.name),
+        folders: folders.filter(f => (f.status ?? 'active') === 'active').map(f => f.name),
+        taken
+      };
+      const random = Math.random().toString(16).slice(2) + Date.now().toString(16);
+      const form = {
+        ...defaultForm(me.projects.map(p => p.name), choices.groups.map(g => g.name)),
+        name: suggestName(random, taken)
+      };
+      const chosen = await askForSession(api, choices, form);
+      if (chosen) {
+        await store.start(chosen.name, userOptions(chosen));
+      }
+    } catch (e) {
+      await showErrorMessage('The session did not start', (e as Error).message);
+    }
+  }
+
+  protected render(): JSX.Element {
+    return (
+      <>
+        <div className="jp-hubgrid-header">
+          <h2>Sessions</h2>
+          <ToolbarButtonComponent icon={addIcon} tooltip="Start a session" label="New"
+            onClick={() => void this.newSession()} />
+          <ToolbarButtonComponent icon={refreshIcon} tooltip="Read again" onClick={() => void this.store.refresh()} />
+        </div>
+        <SessionsView store={this.store} actions={this.actions} onNew={() => void this.newSession()} />
+      </>
+    );
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The calls of the Summary and Sessions menus: the hubgrid API through the
+ * server extension (`hubgrid/api/`), and the owner's servers through its
+ * hub door (`hubgrid/hub/`: start, stop, read). The browser holds no
+ * credential; every refusal is an Error with the service's (or hub's) message.
+ */
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import {
+  IAllocation,
+  IGroupModel,
+  IKeypairModel,
+  IMeModel,
+  INodeModel,
+  IPolicyModel
+} from '../summary/types';
+import { IDryRun } from './launch';
+
+/** A refusal, with its HTTP status (0: no answer). */
+export class HubgridError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+async function send(
+  settings: ServerConnection.ISettings,
+  path: string,
+  init: RequestInit = {}
+): Promise<Response> {
+  const url = URLExt.join(settings.baseUrl, path);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new HubgridError(`cannot reach this Jupyter server: ${String(error)}`, 0);
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let message = text.slice(0, 500) || response.statusText;
+    try {
+      const body = JSON.parse(text);
+      message = body.message || message;
+    } catch {
+      // not JSON: the text as it is
+    }
+    throw new HubgridError(message, response.status);
+  }
+  return response;
+}
+
+async function json<T>(
+  settings: ServerConnection.ISettings,
+  path: string,
+  init: RequestInit = {}
+): Promise<T> {
+  const response = await send(settings, path, init);
+  const text = await response.text();
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+const API = 'hubgrid/api/';
+const HUB = 'hubgrid/hub/';
+const enc = encodeURIComponent;
+
+function post(body: unknown): RequestInit {
+  return {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json' }
+  };
+}
+
+/** The hubgrid calls, bound to this server's settings. */
+export class HubgridApi {
+  constructor(readonly settings: ServerConnection.ISettings) {}
+
+  me(): Promise<IMeModel> {
+    return json(this.settings, API + 'me');
+  }
+
+  policies(): Promise<IPolicyModel[]> {
+    return json(this.settings, API + 'resource-policies');
+  }
+
+  keypairs(): Promise<IKeypairModel[]> {
+    return json(this.settings, API + 'keypairs');
+  }
+
+  groups(): Promise<IGroupModel[]> {
+    return json(this.settings, API + 'resource-groups');
+  }
+
+  nodes(): Promise<INodeModel[]> {
+    return json(this.settings, API + 'nodes');
+  }
+
+  images(): Promise<Array<{ name: string; description?: string }>> {
+    return json(this.settings, API + 'images');
+  }
+
+  folders(): Promise<Array<{ id: string; name: string; status?: string }>> {
+    return json(this.settings, API + 'vfolders');
+  }
+
+  /** Allocations I may see (`state`, `user` narrow). */
+  allocations(state?: string, user?: string): Promise<IAllocation[]> {
+    const q = new URLSearchParams();
+    if (state) {
+      q.set('state', state);
+    }
+    if (user) {
+      q.set('user', user);
+    }
+    const qs = q.toString();
+    return json(this.settings, API + 'allocations' + (qs ? `?${qs}` : ''));
+  }
+
+  dryRun(body: object): Promise<IDryRun> {
+    return json(this.settings, API + 'allocations/dry-run', post(body));
+  }
+
+  /** Release an allocation made through the API, or cancel a pending one. */
+  async release(id: string): Promise<void> {
+    await send(this.settings, API + `allocations/${enc(id)}`, { method: 'DELETE' });
+  }
+
+  /** The session's log as text (the last `tail` bytes). */
+  async log(id: string, tail?: number): Promise<string> {
+    const qs = tail ? `?tail=${tail}` : '';
+    const response = await send(this.settings, API + `allocations/${enc(id)}/logs${qs}`);
+    return response.text();
+  }
+
+  /** Start my named server with these user_options: true when it is up (201). */
+  async startServer(user: string, server: string, options: object): Promise<boolean> {
+    const response = await send(
+      this.settings,
+      HUB + `users/${enc(user)}/servers/${enc(server)}`,
+      post({ user_options: options })
+    );
+    return response.status === 201;
+  }
+
+  /** Stop it: true when stopped (204), false while it stops (202). */
+  async stopServer(user: string, server: string): Promise<boolean> {
+    const response = await send(this.settings, HUB + `users/${enc(user)}/servers/${enc(server)}`, {
+      method: 'DELETE'
+    });
+    return response.status === 204;
+  }
+
+  /** My hub model: my servers (names, ready, pending, url). */
+  hubUser(user: string): Promise<{ servers?: { [name: string]: IHubServer } }> {
+    return json(this.settings, HUB + `users/${enc(user)}`);
+  }
+}
+
+export interface IHubServer {
+  name: string;
+  ready: boolean;
+  pending: string | null;
+  url: string;
+  started?: string | null;
+}

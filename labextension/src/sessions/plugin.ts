@@ -1,0 +1,72 @@
+/**
+ * The Summary and Sessions menus: two left-sidebar panels, a main-area log
+ * view per session, and commands (start a session, show either panel).
+ */
+
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+
+import { SummaryPanel } from '../summary/SummaryPanel';
+import { logWidget } from './LogView';
+import { SessionsPanel } from './SessionsPanel';
+
+export const COMMANDS = {
+  newSession: 'hubgrid:new-session',
+  showSummary: 'hubgrid:show-summary',
+  showSessions: 'hubgrid:show-sessions'
+};
+
+export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-hubgrid:summary-sessions',
+  description: 'hubgrid Summary (limits, use, GPU map) and Sessions (live list, launcher, logs)',
+  autoStart: true,
+  optional: [ILayoutRestorer, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null
+  ) => {
+    const settings = app.serviceManager.serverSettings;
+    const logs = new Map<string, MainAreaWidget>();
+    const sessions = new SessionsPanel(settings, {
+      open: url => window.open(url, '_blank', 'noopener'),
+      log: session => {
+        let widget = logs.get(session.id);
+        if (!widget || widget.isDisposed) {
+          widget = logWidget(sessions.store.api, session);
+          logs.set(session.id, widget);
+          app.shell.add(widget, 'main');
+        }
+        app.shell.activateById(widget.id);
+      }
+    });
+    const summary = new SummaryPanel(settings);
+    app.shell.add(summary, 'left', { rank: 601 });
+    app.shell.add(sessions, 'left', { rank: 602 });
+    if (restorer) {
+      restorer.add(summary, summary.id);
+      restorer.add(sessions, sessions.id);
+    }
+    app.commands.addCommand(COMMANDS.newSession, {
+      label: 'hubgrid: Start a Session…',
+      execute: () => sessions.newSession()
+    });
+    app.commands.addCommand(COMMANDS.showSummary, {
+      label: 'hubgrid: Show Summary',
+      execute: () => app.shell.activateById(summary.id)
+    });
+    app.commands.addCommand(COMMANDS.showSessions, {
+      label: 'hubgrid: Show Sessions',
+      execute: () => app.shell.activateById(sessions.id)
+    });
+    if (palette) {
+      for (const command of Object.values(COMMANDS)) {
+        palette.addItem({ command, category: 'hubgrid' });
+      }
+    }
+  }
+};
