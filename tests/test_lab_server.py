@@ -100,6 +100,14 @@ async def test_the_services_errors_pass_through_with_their_status_and_message(la
     assert resp.code == 403 and err["status"] == 403 and err["message"]  # alice is no admin
 
 
+async def test_jupyterlabs_cache_busting_timestamp_is_not_forwarded(lab):
+    # ServerConnection.makeRequest appends "?<ms>" (or "&<ms>") to every no-store GET
+    resp, me = await lab.call("GET", "hubgrid/api/me?1795487473600")
+    assert resp.code == 200, me
+    resp, listed = await lab.call("GET", "hubgrid/api/vfolders?status=all&1795487473600")
+    assert resp.code == 200 and listed == []
+
+
 async def test_jupyters_login_token_is_not_forwarded(lab):
     # a ?token= login must not reach the service (its secret; an unknown query there)
     resp, me = await lab.call("GET", f"hubgrid/api/me?token={TOKEN}", token=False)
@@ -119,6 +127,10 @@ def test_paths_queries_and_locations_are_rewritten_only_inside_the_api():
     assert upstream_path("") is None and upstream_path("/me") is None
     assert forwarded_query("status=all&token=s3cret&path=a%2Fb") == "status=all&path=a%2Fb"
     assert forwarded_query("path=tokens") == "path=tokens"
+    # JupyterLab's cache buster (ServerConnection's no-store GETs) never reaches the service
+    assert forwarded_query("1795487473600") == ""
+    assert forwarded_query("status=all&1795487473600") == "status=all"
+    assert forwarded_query("path=1795487473600&%74oken=x") == "path=1795487473600"
     api = "http://127.0.0.1:8000/services/hubgrid/api/v1/"
     assert local_location("/services/hubgrid/api/v1/vfolders/1", api, "/user/a/hubgrid/api/") \
         == "/user/a/hubgrid/api/vfolders/1"

@@ -26,7 +26,8 @@ are open at once.
 from __future__ import annotations
 
 import os
-from urllib.parse import parse_qsl, quote, urlencode, urlparse
+import re
+from urllib.parse import quote, unquote_plus, urlparse
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
@@ -176,12 +177,15 @@ def upstream_path(path: str) -> str | None:
 
 
 def forwarded_query(query: str) -> str:
-    """The query string without Jupyter's own ``token`` login argument
-    (the service would refuse it as unknown, and it is this server's secret)."""
-    if "token" not in query:
-        return query
-    pairs = parse_qsl(query, keep_blank_values=True)
-    return urlencode([(k, v) for k, v in pairs if k != "token"], quote_via=quote)
+    """The query string without what Jupyter adds for itself (the service
+    refuses unknown arguments): its ``token`` login argument (this server's
+    secret) and the cache-busting timestamp JupyterLab's ``ServerConnection``
+    appends to its calls (``?1700000000000``: a bare number, no ``=``). The
+    other arguments pass as they came."""
+    return "&".join(
+        part for part in query.split("&")
+        if part and not re.fullmatch(r"[0-9]+", part)
+        and unquote_plus(part.partition("=")[0]) != "token")
 
 
 def local_location(location: str, api_url: str, local_prefix: str) -> str | None:
