@@ -379,3 +379,29 @@ async def test_the_check_above_sees_database_work_done_on_the_loop(served, servi
     assert resp.code == 200 and data["name"] == "root"
     assert threading.get_ident() in {thread for thread, _ in seen}
 
+
+
+def _verbs_answering_201_or_200():
+    """Handler verbs whose source answers ``201 if ... else 200``."""
+    found = set()
+    for handler in {h for _, h in route_table.API}:
+        for verb in implemented_verbs(handler):
+            source = inspect.getsource(getattr(handler, verb))
+            if re.search(r"201 if .* else 200", source):
+                found.add((handler.__name__, verb))
+    return found
+
+
+def test_verbs_that_add_or_keep_document_both_statuses(doc):
+    """PUT of a member or a grant answers 201 when new, 200 when it was there."""
+    both = _verbs_answering_201_or_200()
+    assert {("MemberHandler", "put"), ("GrantsHandler", "put")} <= both
+    for handler in {h for _, h in route_table.API}:
+        for verb in implemented_verbs(handler):
+            assert ((handler.__name__, verb) in both) == (verb in handler.creates_when_new), (
+                handler.__name__, verb)
+    adding = [p for p, ops in doc["paths"].items()
+              if p.endswith(("/members/{user}", "/grants")) and "put" in ops]
+    assert len(adding) == 2, adding
+    for path in adding:
+        assert {"200", "201"} <= set(doc["paths"][path]["put"]["responses"]), path

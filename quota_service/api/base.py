@@ -81,6 +81,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     queries: dict[str, dict[str, str]] = {}
     #: success statuses that differ from the usual ones (for OpenAPI)
     success: dict[str, str] = {}
+    #: verbs that answer 201 when they made something new, else their usual status (for OpenAPI)
+    creates_when_new: tuple[str, ...] = ()
     #: content types other than JSON a verb answers with (for OpenAPI)
     produces: dict[str, str] = {}
 

@@ -15,7 +15,6 @@ from pydantic import TypeAdapter
 
 from . import routes as route_table
 from .base import implemented_verbs
-from .tenancy import MemberHandler
 
 
 ERROR_SCHEMA = {
@@ -102,7 +101,7 @@ def document(prefix: str, cookie_name: str) -> dict:
                 "security": [{"internal": []}] if internal_route
                 else [{"hubToken": []}, {"keypair": []}, {"oauthCookie": []}],
             }
-            if verb == "put" and handler is MemberHandler:
+            if verb in handler.creates_when_new:
                 op["responses"]["201"] = {"description": "added"}
             model = getattr(handler, "bodies", {}).get(verb)
             if model is not None:

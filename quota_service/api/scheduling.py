@@ -103,6 +103,7 @@ class GrantsHandler(APIHandler):
 
     resource = "resource-group-grant"
     bodies = {"put": Grant, "delete": Grant}
+    creates_when_new = ("put",)
 
     async def put(self, group):
         """Grant a domain, project or user the group (superadmins; 201 when new)."""

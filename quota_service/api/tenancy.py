@@ -139,6 +139,7 @@ class MembersHandler(APIHandler):
 
 class MemberHandler(APIHandler):
     resource = "member"
+    creates_when_new = ("put",)
 
     def prepare_target(self, domain, project, user):
         self.audit_domain = domain

@@ -89,12 +89,6 @@ class ServiceRuntime:
         with db.transaction(self.session_factory) as s:
             return vfolders.access(s, principal, folder_id, need, self.vfolder_hosts_resolved)
 
-    def folder_usage_changed(self, folder_id: str, delta: int) -> None:
-        """After a write (delta > 0) or delete (delta < 0) in a folder: keep its
-        cached usage right, in a transaction of its own (blocking)."""
-        with db.transaction(self.session_factory) as s:
-            vfolders.add_usage(s, folder_id, delta)
-
     def measure_usage(self) -> int:
         """Scan every folder and cache its usage (blocking); returns how many were measured."""
         return passes.measure_usage(self.session_factory, self.vfolder_hosts_resolved, self.clock)
