@@ -77,7 +77,7 @@ describe('a session row', () => {
       image: 'hubgrid/base:latest',
       cpu: '2',
       mem: '4 GiB',
-      gpu: '0.3 GPU share',
+      gpu: '0.3 share',
       placement: 'n1 (GPU 0: 0.3)',
       elapsed: '30s',
       ended: ''
@@ -123,9 +123,17 @@ describe('a session row', () => {
     expect(failed.apps).toEqual([]);
   });
 
+  it("shows the hub's starting and stopping over the allocation's state", () => {
+    expect(sessionRow(alloc({}), T0, 'spawn').stateLabel).toBe('starting');
+    expect(sessionRow(alloc({}), T0, 'stop').stateLabel).toBe('stopping');
+    expect(sessionRow(alloc({}), T0, null).stateLabel).toBe('running');
+    expect(sessionRow(alloc({ state: 'released' }), T0, 'spawn').stateLabel).toBe('ended');
+  });
+
   it('names whole and shared GPUs and none', () => {
-    expect(sessionRow(alloc({ slots: { gpu: '2' } }), T0).gpu).toBe('2 GPU');
-    expect(sessionRow(alloc({ slots: { cpu: '1' } }), T0).gpu).toBe('-');
+    expect(sessionRow(alloc({ slots: { gpu: '2' } }), T0).gpu).toBe('2');
+    expect(sessionRow(alloc({ slots: { gpu: '1', 'gpu.shares': '0.5' } }), T0).gpu).toBe('1 + 0.5 share');
+    expect(sessionRow(alloc({ slots: { cpu: '1' } }), T0).gpu).toBe('0');
     expect(sessionRow(alloc({ server_name: '' }), T0).name).toBe('(default)');
     expect(sessionRow(alloc({ server_name: '', origin: 'api' }), T0).name).toBe('11111111');
   });

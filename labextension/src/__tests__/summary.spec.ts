@@ -71,7 +71,11 @@ describe('exact helpers', () => {
     expect(formatBytes('1610612736')).toBe('1.5 GiB');
     expect(formatBytes('536870912')).toBe('512 MiB');
     expect(formatBytes('1000')).toBe('1000 B');
-    expect(formatBytes('1100')).toBe('1100 B');
+    expect(formatBytes('1023')).toBe('1023 B');
+    expect(formatBytes('1074790400')).toBe('1025 MiB');
+    // exact in no unit with two decimals: rounded, and marked so
+    expect(formatBytes('25274793984')).toBe('≈ 23.54 GiB');
+    expect(formatBytes('1100')).toBe('≈ 1.07 KiB');
     expect(formatBytes('0')).toBe('0 B');
     expect(formatSlot('mem', null)).toBe('unlimited');
     expect(formatSlot('gpu.shares', '0.900')).toBe('0.9');

@@ -105,41 +105,45 @@ function LaunchForm(props: {
       <Field label="Name" error={errors.name}>
         <input name="name" value={form.name} onChange={e => set({ name: e.target.value })} />
       </Field>
-      <Field label="Project" error={errors.project}>
-        <select name="project" value={form.project} onChange={e => set({ project: e.target.value })}>
-          {choices.me.projects.map(p => (
-            <option key={p.name} value={p.name}>{p.name}</option>
-          ))}
-        </select>
-      </Field>
-      <Field label="Session type">
-        <select name="type" value={form.type} onChange={e => set({ type: e.target.value as ILaunchForm['type'] })}>
-          <option value="interactive">interactive (JupyterLab)</option>
-          <option value="batch">batch (runs a command, then ends)</option>
-        </select>
-      </Field>
+      <div className="jp-hubgrid-field-row">
+        <Field label="Project" error={errors.project}>
+          <select name="project" value={form.project} onChange={e => set({ project: e.target.value })}>
+            {choices.me.projects.map(p => (
+              <option key={p.name} value={p.name}>{p.name}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Resource group" error={errors.group}>
+          <select name="group" value={form.group} onChange={e => set({ group: e.target.value })}>
+            {!groups.some(g => g.name === form.group) && <option value={form.group}>{form.group || '(none)'}</option>}
+            {groups.map(g => (
+              <option key={g.name} value={g.name}>{g.name}</option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <div className="jp-hubgrid-field-row">
+        <Field label="Session type">
+          <select name="type" value={form.type} onChange={e => set({ type: e.target.value as ILaunchForm['type'] })}>
+            <option value="interactive">interactive (JupyterLab)</option>
+            <option value="batch">batch (runs a command, then ends)</option>
+          </select>
+        </Field>
+        <Field label="Image" hint={choices.images.length ? undefined : 'this cluster runs sessions without images'}>
+          <select name="image" value={form.image} onChange={e => set({ image: e.target.value })}>
+            <option value="">(default)</option>
+            {choices.images.map(i => (
+              <option key={i} value={i}>{i}</option>
+            ))}
+          </select>
+        </Field>
+      </div>
       {form.type === 'batch' && (
         <Field label="Command" error={errors.command}>
           <input name="command" value={form.command} placeholder="python train.py"
             onChange={e => set({ command: e.target.value })} />
         </Field>
       )}
-      <Field label="Resource group" error={errors.group}>
-        <select name="group" value={form.group} onChange={e => set({ group: e.target.value })}>
-          {!groups.some(g => g.name === form.group) && <option value={form.group}>{form.group || '(none)'}</option>}
-          {groups.map(g => (
-            <option key={g.name} value={g.name}>{g.name}</option>
-          ))}
-        </select>
-      </Field>
-      <Field label="Image" hint={choices.images.length ? undefined : 'this cluster runs sessions without images'}>
-        <select name="image" value={form.image} onChange={e => set({ image: e.target.value })}>
-          <option value="">(default)</option>
-          {choices.images.map(i => (
-            <option key={i} value={i}>{i}</option>
-          ))}
-        </select>
-      </Field>
       <div className="jp-hubgrid-field-row">
         <Field label="CPU cores" error={errors.cpu}>
           <input name="cpu" value={form.cpu} onChange={e => set({ cpu: e.target.value })} size={6} />
@@ -147,8 +151,6 @@ function LaunchForm(props: {
         <Field label="Memory" error={errors.mem}>
           <input name="mem" value={form.mem} onChange={e => set({ mem: e.target.value })} size={8} />
         </Field>
-      </div>
-      <div className="jp-hubgrid-field-row">
         <Field label="GPU">
           <select name="gpuMode" value={form.gpuMode}
             onChange={e => set({ gpuMode: e.target.value as ILaunchForm['gpuMode'] })}>

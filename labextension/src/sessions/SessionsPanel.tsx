@@ -151,8 +151,10 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
     }
   };
 
+  const hubPending = (a: IAllocation) =>
+    a.origin === 'hub' ? store.servers[a.server_name ?? '']?.pending : null;
   const card = (a: IAllocation) => (
-    <SessionCard key={a.id} session={a} row={sessionRow(a, now)} openUrl={openUrl(a)}
+    <SessionCard key={a.id} session={a} row={sessionRow(a, now, hubPending(a))} openUrl={openUrl(a)}
       onStop={() => void stop(a)} actions={actions} />
   );
   return (
@@ -160,7 +162,9 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
       {store.error && <p className="jp-hubgrid-error" role="alert">{store.error}</p>}
       {store.failures.map(f => (
         <div key={f.name} className="jp-hubgrid-failure" role="alert" data-failed={f.name}>
-          <b>{f.name}</b> did not start: <span data-field="reason">{f.message}</span>
+          <span className="jp-hubgrid-failure-text">
+            <b>{f.name}</b> did not start: <span data-field="reason">{f.message}</span>
+          </span>
           <ToolbarButtonComponent icon={closeIcon} tooltip="Dismiss" onClick={() => store.dismissFailure(f.name)} />
         </div>
       ))}

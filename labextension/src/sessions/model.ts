@@ -81,12 +81,12 @@ export function gpuText(slots: { [slot: string]: string }): string {
   const whole = slots['gpu'];
   const parts: string[] = [];
   if (whole && whole !== '0') {
-    parts.push(`${formatSlot('gpu', whole)} GPU`);
+    parts.push(formatSlot('gpu', whole));
   }
   if (shares && shares !== '0') {
-    parts.push(`${formatSlot('gpu.shares', shares)} GPU share`);
+    parts.push(`${formatSlot('gpu.shares', shares)} share`);
   }
-  return parts.length ? parts.join(' + ') : '-';
+  return parts.length ? parts.join(' + ') : '0';
 }
 
 export function placementText(a: IAllocation): string {
@@ -118,14 +118,25 @@ export function endedText(a: IAllocation): string {
   return parts.join('; ');
 }
 
-export function sessionRow(a: IAllocation, now: number): ISessionRow {
+/**
+ * One session for people. `hubPending`: the hub's `pending` of its server
+ * ("spawn" while it starts, "stop" while it stops), shown over the
+ * allocation's state.
+ */
+export function sessionRow(a: IAllocation, now: number, hubPending?: string | null): ISessionRow {
   const slots = a.slots ?? {};
+  let stateLabel = STATE_LABELS[a.state] ?? a.state;
+  if (a.state === 'allocated' && hubPending === 'spawn') {
+    stateLabel = 'starting';
+  } else if (ACTIVE.includes(a.state) && hubPending === 'stop') {
+    stateLabel = 'stopping';
+  }
   return {
     id: a.id,
     shortId: a.id.slice(0, 8),
     name: a.server_name || (a.origin === 'hub' ? '(default)' : a.id.slice(0, 8)),
     state: a.state,
-    stateLabel: STATE_LABELS[a.state] ?? a.state,
+    stateLabel,
     active: ACTIVE.includes(a.state),
     project: a.project,
     group: a.resource_group,

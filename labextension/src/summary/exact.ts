@@ -51,9 +51,12 @@ const BINARY: Array<[string, number]> = [
 ];
 
 /**
- * Bytes for people, exactly: the largest binary unit in which the amount
- * has at most two decimals ("1610612736" is "1.5 GiB", "536870912" is
- * "512 MiB", "1000" is "1000 B"). Nothing is rounded.
+ * Bytes for people: the largest binary unit in which the amount is exact
+ * with at most two decimals and under 10000 ("1610612736" is "1.5 GiB",
+ * "1074790400" is "1025 MiB"); an amount exact in no such unit (a machine's odd memory size)
+ * is shown rounded to two decimals in the largest unit it reaches, marked
+ * "≈" ("25274793984" is "≈ 23.54 GiB"). Sums and comparisons always use the
+ * exact amount.
  */
 export function formatBytes(value: string): string {
   const plain = formatAmount(value);
@@ -61,20 +64,23 @@ export function formatBytes(value: string): string {
     return `${plain} B`;
   }
   const bytes = BigInt(plain);
+  const hundredths = bytes * BigInt(100);
+  const show = (h: bigint, unit: string) => {
+    const frac = (h % BigInt(100)).toString().padStart(2, '0').replace(/0+$/, '');
+    return `${h / BigInt(100)}${frac ? `.${frac}` : ''} ${unit}`;
+  };
   for (const [unit, power] of BINARY) {
     const size = BigInt(2) ** BigInt(power);
-    if (bytes < size) {
-      continue;
+    const readable = bytes / size < BigInt(10000) || unit === 'PiB';
+    if (bytes >= size && readable && hundredths % size === BigInt(0)) {
+      return show(hundredths / size, unit);
     }
-    // bytes / 2^power * 100 must be whole for two decimals to be exact
-    const hundredths = bytes * BigInt(100);
-    if (hundredths % size !== BigInt(0)) {
-      continue;
+  }
+  for (const [unit, power] of BINARY) {
+    const size = BigInt(2) ** BigInt(power);
+    if (bytes >= size) {
+      return `≈ ${show((hundredths + size / BigInt(2)) / size, unit)}`; // half up
     }
-    const h = hundredths / size;
-    const whole = h / BigInt(100);
-    const frac = (h % BigInt(100)).toString().padStart(2, '0').replace(/0+$/, '');
-    return `${whole}${frac ? `.${frac}` : ''} ${unit}`;
   }
   return `${bytes} B`;
 }
