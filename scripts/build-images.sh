@@ -9,13 +9,19 @@
 #    is reachable: debootstrap (minbase + python3, python3-venv, ca-certificates,
 #    tini, procps) from the host's Debian mirror, then `docker import`. The root
 #    file system tarball is cached under /var/cache/hubgrid/.
-# 2. hubgrid/base:latest from images/base/Dockerfile (BASE_IMAGE=the image of 1,
-#    JUPYTERHUB_VERSION=the version installed in .venv).
-# 3. with --all: hubgrid/datascience:latest from images/datascience/Dockerfile.
+# 2. the wheel of the JupyterLab extension and `hubgrid` command (labextension/,
+#    jupyterlab-hubgrid): `pip wheel` with .venv's build tools, from the JS build
+#    scripts/install.sh made (HATCH_JUPYTER_BUILDER_SKIP_NPM=1: npm is not run
+#    here). Hatchling builds it byte for byte the same from the same sources.
+# 3. hubgrid/base:latest from images/base/Dockerfile (BASE_IMAGE=the image of 1,
+#    JUPYTERHUB_VERSION=the version installed in .venv), with the wheel of 2.
+# 4. with --all: hubgrid/datascience:latest from images/datascience/Dockerfile.
 # An image is rebuilt only when its label ai.hubgrid.build-hash differs from the
-# sha256 over its build context, build arguments and parent image id. Each build
+# sha256 over its build context, build arguments and parent image id (so the
+# base image is rebuilt when the wheel changed, and only then). Each build
 # runs in a temporary context: the Dockerfile's directory + the host CA bundle
-# (ca-certificates.crt, for pip) + spawner/scripts/hubgrid-session.
+# (ca-certificates.crt, for pip) + spawner/scripts/hubgrid-session (+ for the
+# base image, wheels/ with the wheel of 2).
 # Then every image is copied to the other hosts (docker save | docker load),
 # unless a host already has the same image id.
 #
@@ -32,6 +38,8 @@ DOCKER=/usr/bin/docker
 CACHE_DIR=/var/cache/hubgrid
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 SESSION_SCRIPT="$REPO_ROOT/spawner/scripts/hubgrid-session"
+LABEXT="$REPO_ROOT/labextension"
+LABEXT_BUILT="$LABEXT/jupyterlab_hubgrid/labextension/static/style.js"
 HASH_LABEL=ai.hubgrid.build-hash
 
 DEBIAN_IMAGE=hubgrid/debian:bookworm
@@ -46,7 +54,7 @@ DATASCIENCE_IMAGE=hubgrid/datascience:latest
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 HOSTS_ARG="${DOCKER_HOST:-unix:///var/run/docker.sock}"
 ALL=0
@@ -124,9 +132,11 @@ cleanup_rootfs() {
     fi
 }
 CTX=""
+WHEELS=""
 cleanup() {
     cleanup_rootfs
     [[ -z "$CTX" ]] || rm -rf "$CTX"
+    [[ -z "$WHEELS" ]] || rm -rf "$WHEELS"
 }
 trap cleanup EXIT
 
@@ -189,13 +199,33 @@ build_debian() {
         "$tarball" "$DEBIAN_IMAGE" >/dev/null
 }
 
+# ---------------------------------------------------------------- the Lab extension
+# build_wheel DIR: the jupyterlab-hubgrid wheel into DIR (empty before), from
+# the JS build already in labextension/ (scripts/install.sh makes it)
+build_wheel() {
+    local out="$1" start=$SECONDS
+    [[ -f "$LABEXT_BUILT" ]] \
+        || die "the JupyterLab extension is not built ($LABEXT_BUILT missing): run 'bash scripts/install.sh' first"
+    [[ -x "$REPO_ROOT/.venv/bin/python" ]] || die "no .venv: run 'bash scripts/install.sh' first"
+    "$REPO_ROOT/.venv/bin/python" -c 'import hatchling, hatch_jupyter_builder, hatch_nodejs_version' 2>/dev/null \
+        || die "the extension's build tools are missing from .venv: run 'bash scripts/install.sh' first"
+    HATCH_JUPYTER_BUILDER_SKIP_NPM=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        "$REPO_ROOT/.venv/bin/python" -m pip wheel --quiet --no-deps --no-build-isolation \
+        --wheel-dir "$out" "$LABEXT" >&2 \
+        || die "building the jupyterlab-hubgrid wheel failed"
+    local wheels=("$out"/jupyterlab_hubgrid-*.whl)
+    [[ -f "${wheels[0]}" ]] || die "pip wheel left no jupyterlab_hubgrid-*.whl in $out"
+    log "wheel ${wheels[0]##*/} ($(sha256sum "${wheels[0]}" | cut -c1-12)) in $((SECONDS - start))s"
+}
+
 # ---------------------------------------------------------------- Dockerfiles
-# build_dockerfile NAME DIR PARENT [--build-arg K=V ...]
+# build_dockerfile NAME DIR PARENT WHEELS [--build-arg K=V ...]
 # Builds DIR/Dockerfile as NAME with BASE_IMAGE=PARENT (plus extra build args)
-# from a temporary context, unless NAME's build hash is current.
+# from a temporary context, unless NAME's build hash is current. WHEELS: a
+# directory copied into the context as wheels/ ("" for none).
 build_dockerfile() {
-    local name="$1" dir="$2" parent="$3"
-    shift 3
+    local name="$1" dir="$2" parent="$3" wheels="$4"
+    shift 4
     local args=(--build-arg "BASE_IMAGE=$parent" "$@")
     local parent_id hash
     parent_id="$(image_id "$FIRST" "$parent")"
@@ -205,6 +235,10 @@ build_dockerfile() {
     cp -a "$dir"/. "$CTX"/
     cp "$CA_BUNDLE" "$CTX/ca-certificates.crt"
     install -m 755 "$SESSION_SCRIPT" "$CTX/hubgrid-session"
+    if [[ -n "$wheels" ]]; then
+        mkdir "$CTX/wheels"
+        cp "$wheels"/*.whl "$CTX/wheels/"
+    fi
     hash="$({
         printf '%s\n' "parent=$parent_id" "${args[@]}"
         (cd "$CTX" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
@@ -239,11 +273,13 @@ jupyterhub_version() {
 JH_VERSION="$(jupyterhub_version)"
 
 build_debian
-build_dockerfile "$BASE_IMAGE" "$REPO_ROOT/images/base" "$DEBIAN_IMAGE" \
+WHEELS="$(mktemp -d)"
+build_wheel "$WHEELS"
+build_dockerfile "$BASE_IMAGE" "$REPO_ROOT/images/base" "$DEBIAN_IMAGE" "$WHEELS" \
     --build-arg "JUPYTERHUB_VERSION=$JH_VERSION"
 SESSION_IMAGES=("$BASE_IMAGE")
 if [[ "$ALL" == 1 ]]; then
-    build_dockerfile "$DATASCIENCE_IMAGE" "$REPO_ROOT/images/datascience" "$BASE_IMAGE"
+    build_dockerfile "$DATASCIENCE_IMAGE" "$REPO_ROOT/images/datascience" "$BASE_IMAGE" ""
     SESSION_IMAGES=("$DATASCIENCE_IMAGE" "$BASE_IMAGE")
 fi
 

@@ -1,0 +1,121 @@
+"""Where sessions run, the JupyterLab extension is installed (jupyterlab-hubgrid,
+from labextension/): in the base session image on every test Docker engine
+(scripts/build-images.sh builds its wheel into the image), with the `hubgrid`
+command on PATH, the prebuilt Lab extension and the server extension enabled,
+and no hub-side package; and in the embedded demo's environment (.venv, where
+the local spawner's sessions run from)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hub_fixtures import require
+
+REPO = Path(__file__).resolve().parent.parent
+HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
+IMAGE = os.environ.get("HUBGRID_TEST_DOCKER_IMAGE", "hubgrid/base:latest")
+VERSION = json.loads((REPO / "labextension" / "package.json").read_text())["version"]
+BUILT = REPO / "labextension" / "jupyterlab_hubgrid" / "labextension" / "package.json"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture(scope="module", params=HOSTS or ["(none)"])
+def engine(request):
+    import docker
+
+    require("the test Docker engines", bool(HOSTS),
+            "run `make test` (scripts/start-docker.sh, scripts/build-images.sh)")
+    client = docker.DockerClient(base_url=request.param, version="auto", timeout=60)
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        require(f"{IMAGE} on {request.param}", False, "run `make test` (scripts/build-images.sh)")
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def run(engine, command: str) -> tuple[int, str]:
+    """``sh -c command`` in a fresh session container (through the image's
+    entrypoint, as the session user, without a network): exit code and output
+    (colour codes removed)."""
+    container = engine.containers.create(IMAGE, ["sh", "-c", command], network_mode="none")
+    try:
+        container.start()
+        code = container.wait(timeout=120)["StatusCode"]
+        return code, ANSI.sub("", container.logs(stdout=True, stderr=True).decode())
+    finally:
+        container.remove(force=True)
+
+
+def test_the_hubgrid_command_is_on_the_session_path(engine):
+    code, out = run(engine, "command -v hubgrid && hubgrid --help")
+    assert code == 0, out
+    assert out.splitlines()[0] == "/opt/hubgrid/venv/bin/hubgrid", out
+    assert "usage: hubgrid" in out
+
+
+def test_lab_lists_the_extension_enabled(engine):
+    code, out = run(engine, "jupyter labextension list 2>&1")
+    assert code == 0, out
+    assert re.search(rf"jupyterlab-hubgrid v{re.escape(VERSION)} enabled OK", out), out
+
+
+def test_the_server_extension_is_enabled(engine):
+    code, out = run(engine, "jupyter server extension list 2>&1")
+    assert code == 0, out
+    assert re.search(r"jupyterlab_hubgrid enabled", out), out
+    assert re.search(rf"jupyterlab_hubgrid {re.escape(VERSION)} OK", out), out
+
+
+def test_the_image_holds_the_current_build_of_the_extension(engine):
+    """The prebuilt front end in the image is the one in labextension/ (a stale
+    image: run scripts/build-images.sh)."""
+    require("the extension's build", BUILT.is_file(), "run `bash scripts/install.sh`")
+    code, out = run(engine, "cat /opt/hubgrid/venv/share/jupyter/labextensions/"
+                            "jupyterlab-hubgrid/package.json")
+    assert code == 0, out
+    assert json.loads(out)["jupyterlab"]["_build"] == \
+        json.loads(BUILT.read_text())["jupyterlab"]["_build"], \
+        "the image is older than the extension's build: run scripts/build-images.sh"
+
+
+def test_no_hub_side_package_is_in_the_image(engine):
+    code, out = run(engine, "python3 - <<'PY'\n"
+                            "import importlib.metadata as m, importlib.util as u\n"
+                            "print(m.version('jupyterlab-hubgrid'))\n"
+                            "for mod in ('quota_service', 'hub_ext', 'authenticator'):\n"
+                            "    print(mod, u.find_spec(mod) is not None)\n"
+                            "try:\n"
+                            "    m.version('hubgrid')\n"
+                            "    print('hubgrid True')\n"
+                            "except m.PackageNotFoundError:\n"
+                            "    print('hubgrid False')\n"
+                            "PY")
+    assert code == 0, out
+    assert out.split() == [VERSION, "quota_service", "False", "hub_ext", "False",
+                           "authenticator", "False", "hubgrid", "False"], out
+
+
+def test_the_demo_environment_has_the_extension():
+    """The local spawner runs sessions from this venv (jupyterhub_config.py puts
+    its bin first on the session's PATH)."""
+    venv_bin = Path(sys.executable).parent
+    assert (venv_bin / "hubgrid").is_file()
+    out = subprocess.run([str(venv_bin / "jupyter"), "labextension", "list"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    listing = ANSI.sub("", out.stdout + out.stderr)
+    assert re.search(rf"jupyterlab-hubgrid v{re.escape(VERSION)} enabled OK", listing), listing
+    out = subprocess.run([str(venv_bin / "jupyter"), "server", "extension", "list"],
+                         capture_output=True, text=True, timeout=120)
+    assert re.search(r"jupyterlab_hubgrid enabled", ANSI.sub("", out.stdout + out.stderr)), \
+        out.stdout + out.stderr
