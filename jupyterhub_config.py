@@ -12,7 +12,11 @@ Everything can be moved with environment variables (all optional):
 - HUBGRID_SPAWNER: local (default; NOT isolated), docker or slurm
 - HUBGRID_DOCKER_URL: the Docker engine of single-host set-ups
 - HUBGRID_SERVICE_CONFIG: a config file for the hubgrid service
-  (``c.HubgridService.<name> = ...``; see docs/config-reference.md)
+  (``c.HubgridService.<name> = ...``; see docs/config-reference.md), read
+  after demo_service_config.py
+- HUBGRID_DEMO_GPUS: how many DECLARED demo GPUs this machine's node gets
+  (2; 0: none), model ``demo-declared``: not real devices, so that sessions
+  with GPU shares can be tried; see demo_service_config.py
 
 Passwords (demo authenticator: JupyterHub's shared-password) are generated
 into the state dir by scripts/run.sh.
@@ -42,6 +46,21 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 
 backend = os.environ.get("HUBGRID_SPAWNER", "local")
 docker_url = os.environ.get("HUBGRID_DOCKER_URL", "unix:///var/run/docker.sock")
+demo_gpus = os.environ.get("HUBGRID_DEMO_GPUS", "2").strip()
+if not demo_gpus.isdigit() or int(demo_gpus) > 64:
+    raise ValueError(f"HUBGRID_DEMO_GPUS={demo_gpus!r}: give a number of GPUs from 0 to 64")
+user_service_config = os.environ.get("HUBGRID_SERVICE_CONFIG")
+service_env = {
+    # the demo's node and its declared GPUs (demo_service_config.py), then
+    # the service config file named by HUBGRID_SERVICE_CONFIG, if any
+    "HUBGRID_DEMO_GPUS": str(int(demo_gpus)),
+    "HUBGRID_DEMO_SERVICE_CONFIG": str(Path(user_service_config).resolve())
+    if user_service_config else "",
+}
+if backend == "docker":
+    # the Docker demo's service scans the engine run.sh started for the
+    # session images it built, so the first Start finds them
+    service_env["HUBGRID_DOCKER_HOSTS"] = docker_url
 
 configure(
     c,
@@ -49,10 +68,8 @@ configure(
     service_port=int(os.environ.get("HUBGRID_SERVICE_PORT", "10101")),
     db_url=os.environ.get("HUBGRID_DB_URL") or None,
     bootstrap_superadmin=admin,
-    service_config_file=os.environ.get("HUBGRID_SERVICE_CONFIG") or None,
-    # the Docker demo's service scans the engine run.sh started for the
-    # session images it built, so the first Start finds them
-    environment={"HUBGRID_DOCKER_HOSTS": docker_url} if backend == "docker" else None,
+    service_config_file=Path(__file__).resolve().parent / "demo_service_config.py",
+    environment=service_env,
 )
 
 # demo authenticator: one generated password for the superadmin, one shared by
@@ -87,6 +104,11 @@ elif backend == "slurm":
 elif backend == "local":
     c.JupyterHub.spawner_class = "hubgrid-local"
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    # sessions run from this venv, which holds the Lab extension
+    # (jupyterlab-hubgrid): its `hubgrid` command is first on a Lab terminal's PATH
+    c.Spawner.environment = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
     if os.geteuid() == 0:
         c.Spawner.args = ["--allow-root"]
 else:

@@ -9,6 +9,10 @@
 # image (scripts/start-docker.sh, scripts/build-images.sh); =slurm starts the
 # single-node Slurm (scripts/start-slurm.sh).
 #
+# The node of the demo declares $HUBGRID_DEMO_GPUS GPUs (2; 0: none), model
+# demo-declared: NOT real devices, so that sessions with GPU shares can be
+# tried (demo_service_config.py, docs/admin.md "Demo GPUs").
+#
 # State (databases, secrets, passwords) lives in $HUBGRID_STATE_DIR (./state).
 # The generated passwords are printed on the first start only; they stay in
 # the state dir, readable by root alone.
@@ -55,6 +59,11 @@ if [[ "$first_start" == 1 ]]; then
 MSG
 else
     echo "hubgrid is starting at $url (passwords were printed at the first start; see $HUBGRID_STATE_DIR/)"
+fi
+demo_gpus="${HUBGRID_DEMO_GPUS:-2}"
+if [[ "$demo_gpus" != 0 ]]; then
+    echo "demo GPUs: the node declares $demo_gpus GPUs (model demo-declared): NOT real devices," \
+         "for trying GPU shares (none where NVML finds real GPUs; HUBGRID_DEMO_GPUS=0: none)"
 fi
 
 # the session backend (jupyterhub_config.py): bring up what it needs

@@ -1,13 +1,17 @@
-"""The README's demo exactly as ``make run`` starts it, and the service's life
-next to the hub that manages it (a killed hub leaves no service behind; a
-stale service does not lock a new one out of its port)."""
+"""The README's demo exactly as ``make run`` starts it (its node with two
+declared demo GPUs, a 0.5-GPU session placed on one of them and served by the
+Lab extension, locally and in Docker), and the service's life next to the hub
+that manages it (a killed hub leaves no service behind; a stale service does
+not lock a new one out of its port)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import requests
@@ -15,10 +19,13 @@ from bs4 import BeautifulSoup
 
 from hub_fixtures import free_port, launch_hub, require, stop_hub
 from quota_service.runtime import lifecycle
-from session_fixtures import eventually
+from session_fixtures import allocations, eventually, hub_log, stop_server, wait_ready
 
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
 IMAGE = "hubgrid/base:latest"
+VENV_BIN = Path(sys.executable).parent
+#: the declared inventory of demo_service_config.py (HUBGRID_DEMO_GPUS unset)
+DEMO_GPUS = [{"index": i, "model": "demo-declared", "memory": 16 * 2**30} for i in (0, 1)]
 
 
 def _alive(pid: int) -> bool:
@@ -45,6 +52,99 @@ def _form_defaults(html: str) -> dict:
         if area.get("name"):
             data[area["name"]] = area.text
     return data
+
+
+def _start_from_form(hub, browser, server: str, **changes) -> None:
+    """Open ``server``'s spawn form, change ``changes``, click Start."""
+    url = f"{hub.url}/hub/spawn/admin/{server}" if server else f"{hub.url}/hub/spawn"
+    form = browser.get(url, timeout=30)
+    assert form.status_code == 200, form.text[:500]
+    data = {**_form_defaults(form.text), **changes, "_xsrf": browser.cookies.get("_xsrf")}
+    r = browser.post(url, data=data, allow_redirects=False, timeout=60)
+    assert r.status_code in (200, 302), r.text[:1000]
+
+
+def _check_demo_gpus(hub) -> str:
+    """The demo's one node declares the two demo GPUs, and says so in the log;
+    its name."""
+    r = hub.call("GET", "nodes", "admin")
+    assert r.status_code == 200, r.text
+    nodes = r.json()
+    assert [n["devices"] for n in nodes] == [DEMO_GPUS], nodes
+    assert "declares 2 GPUs of the model 'demo-declared': they are NOT real" in hub_log(hub, 10**6)
+    return nodes[0]["name"]
+
+
+def _check_half_gpu_placed(hub, browser, node: str, server: str) -> dict:
+    """``server``'s allocation holds half of one demo GPU of ``node``, and the
+    session's Lab extension (``<server>/hubgrid/api/``) shows it as the
+    Summary's GPU map reads it."""
+    [a] = allocations(hub, "admin", "allocated", server)
+    assert a["node"] == node, a
+    assert a["slots"]["gpu.shares"] == "0.5", a
+    assert len(a["gpus"]) == 1 and a["gpus"][0]["share"] == "0.5", a
+    assert a["gpus"][0]["index"] in (0, 1), a
+    lab = f"{hub.url}/user/admin/{server}/"
+    assert browser.get(lab + "lab", timeout=60).status_code == 200  # the server's OAuth
+    r = browser.get(lab + "hubgrid/api/allocations?state=allocated", timeout=60)
+    assert r.status_code == 200, r.text[:1000]
+    [seen] = [x for x in r.json() if x["id"] == a["id"]]
+    assert seen["gpus"] == a["gpus"], seen
+    return a
+
+
+def _session_env(hub, server: str) -> dict:
+    """The environment of this hub's local session process ``admin/<server>``."""
+    import psutil
+
+    for proc in psutil.process_iter(["environ"]):
+        env = proc.info.get("environ") or {}
+        if env.get("JUPYTERHUB_USER") == "admin" and env.get("JUPYTERHUB_SERVER_NAME") == server \
+                and hub.ports["HUBGRID_HUB_PORT"] in env.get("JUPYTERHUB_API_URL", ""):
+            return env
+    return {}
+
+
+def test_demo_places_a_half_gpu_session_on_a_declared_demo_gpu(tmp_path):
+    """make run: the node has two declared demo GPUs; a newcomer starts a
+    session with 0.5 GPU from the spawn form and sees it placed on one of them,
+    through the session's own Lab extension; the `hubgrid` command is on the
+    session's PATH."""
+    hub = launch_hub(tmp_path, test_overrides=False)
+    try:
+        node = _check_demo_gpus(hub)
+        login = hub.login("admin")
+        assert login.status_code == 302, login.text[:500]
+        browser = login.session
+        _start_from_form(hub, browser, "gpu", gpu_shares="0.5", cpu="0.5", mem="512M")
+        wait_ready(hub, "admin", "gpu")
+        a = _check_half_gpu_placed(hub, browser, node, "gpu")
+        env = _session_env(hub, "gpu")
+        assert env.get("CUDA_VISIBLE_DEVICES") == str(a["gpus"][0]["index"]), env
+        assert env.get("HUBGRID_GPU_MEMORY_FRACTION") == "0.5", env
+        assert shutil.which("hubgrid", path=env["PATH"]) == str(VENV_BIN / "hubgrid"), env["PATH"]
+        stop_server(hub, "admin", "gpu")
+    finally:
+        stop_hub(hub)
+
+
+def test_demo_gpus_can_be_turned_off_and_a_service_config_still_applies(tmp_path):
+    """HUBGRID_DEMO_GPUS=0: the node is registered as discovered (no GPUs
+    here); HUBGRID_SERVICE_CONFIG is read after the demo's file."""
+    (tmp_path / "mine.py").write_text("c = get_config()  # noqa\n"
+                                      "c.HubgridService.default_project = 'mine'\n")
+    hub = launch_hub(tmp_path, {"HUBGRID_DEMO_GPUS": "0",
+                                "HUBGRID_SERVICE_CONFIG": str(tmp_path / "mine.py")},
+                     test_overrides=False)
+    try:
+        r = hub.call("GET", "nodes", "admin")
+        assert r.status_code == 200, r.text
+        assert [n["devices"] for n in r.json()] == [[]], r.json()
+        assert "NOT real" not in hub_log(hub, 10**6)
+        projects = hub.call("GET", "projects", "admin").json()
+        assert "mine" in [p["name"] for p in projects], projects
+    finally:
+        stop_hub(hub)
 
 
 def test_docker_demo_first_start_works(tmp_path):
@@ -86,6 +186,21 @@ def test_docker_demo_first_start_works(tmp_path):
         refused = [line for line in (hub.state / "hub.log").read_text().splitlines()
                    if "unknown image" in line]
         assert not refused, refused
+
+        # a second session with half a declared demo GPU: placed on one, its
+        # container gets that GPU's environment and no device request (the
+        # engine has no NVIDIA runtime), and its Lab extension (from the image)
+        # shows the placement
+        node = _check_demo_gpus(hub)
+        _start_from_form(hub, browser, "gpu", gpu_shares="0.5", cpu="0.5", mem="512M")
+        wait_ready(hub, "admin", "gpu")
+        a = _check_half_gpu_placed(hub, browser, node, "gpu")
+        [c] = engine.containers(filters={"label": f"hubgrid.allocation={a['id']}"})
+        info = engine.inspect_container(c["Id"])
+        env = dict(e.split("=", 1) for e in info["Config"]["Env"])
+        assert env["CUDA_VISIBLE_DEVICES"] == str(a["gpus"][0]["index"]), env
+        assert not info["HostConfig"].get("DeviceRequests"), info["HostConfig"]
+        stop_server(hub, "admin", "gpu")
         r = requests.delete(hub.hub_api + "users/admin/server", timeout=60,
                             headers={"Authorization": f"token {token}"})
         assert r.status_code in (202, 204), r.text
