@@ -152,8 +152,9 @@ export class DataPanel extends ReactWidget {
   /** The sidebar tab shows how many invitations wait for me. */
   private _badge(): void {
     const text = badgeText(this._model.waiting);
-    if ((this.title.dataset['hubgridBadge'] ?? '') !== text) {
-      this.title.dataset = text ? { hubgridBadge: text } : {};
+    // Lumino writes each key as data-<key> on the sidebar tab
+    if ((this.title.dataset['hubgrid-badge'] ?? '') !== text) {
+      this.title.dataset = text ? { 'hubgrid-badge': text } : {};
       this.title.caption = text
         ? `hubgrid data (${this._model.waiting} invitation(s) waiting)`
         : 'hubgrid data';

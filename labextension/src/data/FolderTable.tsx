@@ -22,7 +22,6 @@ export interface IFolderActions {
 
 const COLUMNS: { key: SortKey; label: string }[] = [
   { key: 'name', label: 'Name' },
-  { key: 'type', label: 'Type' },
   { key: 'permission', label: 'Perm.' },
   { key: 'usage', label: 'Use' }
 ];
@@ -106,7 +105,6 @@ export function FolderTable(props: {
               {c.label}
             </th>
           ))}
-          <th aria-label="actions" />
         </tr>
       </thead>
       <tbody>
@@ -132,15 +130,11 @@ export function FolderTable(props: {
                 </a>
               )}
               <span className="jp-hubgrid-data-sub">
-                {row.host}
+                {row.typeLabel} · {row.host}
                 {row.autoMount ? ' · auto-mount' : ''}
                 {row.usageMode !== 'general' ? ` · ${row.usageMode}` : ''}
               </span>
-            </td>
-            <td>{row.typeLabel}</td>
-            <td title={row.permissionLabel}>{row.permission}</td>
-            <UsageCell row={row} />
-            <td className="jp-hubgrid-data-actions">
+            <div className="jp-hubgrid-data-actions">
               {props.trash ? (
                 <>
                   <Action icon={undoIcon} title={`Restore ${row.name}`} onClick={() => actions.restore(row)} />
@@ -151,7 +145,7 @@ export function FolderTable(props: {
                   {(row.canInvite || row.kind === 'shared') && (
                     <Action
                       icon={shareIcon}
-                      title={row.kind === 'shared' ? `Share of ${row.name}` : `Share ${row.name}`}
+                      title={row.kind === 'shared' ? `Leave ${row.name}` : `Share ${row.name}`}
                       onClick={() => actions.share(row)}
                     />
                   )}
@@ -163,7 +157,10 @@ export function FolderTable(props: {
                   )}
                 </>
               )}
+            </div>
             </td>
+            <td title={row.permissionLabel}>{row.permission}</td>
+            <UsageCell row={row} />
           </tr>
         ))}
       </tbody>
