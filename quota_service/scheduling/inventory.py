@@ -8,10 +8,14 @@ themselves) and the nodes of those groups.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from decimal import Decimal
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core import authz
+from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden, Invalid, NotFound
 from ..core.models import (
@@ -25,7 +29,10 @@ from ..core.models import (
     User,
 )
 from ..core.schemas import changes
+from ..core.names import format_amount
 from ..core.orm import flush, iso
+
+ZERO = Decimal(0)
 
 
 # --- resource groups -----------------------------------------------------------
@@ -177,12 +184,38 @@ def revoke(s: Session, p: Principal, name: str, body) -> None:
 
 # --- nodes ---------------------------------------------------------------------
 
-def node_model(n: Node) -> dict:
+@dataclass
+class NodeUse:
+    """What the running allocations of a node hold, without saying whose:
+    slots in all, and the GPU share taken of each device (by index)."""
+
+    slots: dict[str, Decimal] = field(default_factory=dict)
+    shares: dict[int, Decimal] = field(default_factory=dict)
+
+
+def node_use(s: Session, node_ids: list[int]) -> dict[int, NodeUse]:
+    """The use of each node in ``node_ids`` by allocated sessions (one query)."""
+    use = {i: NodeUse() for i in node_ids}
+    rows = s.execute(select(Allocation.node_id, Allocation.slots, Allocation.gpus).where(
+        Allocation.state == "allocated", Allocation.node_id.in_(node_ids)))
+    for node_id, slots, gpus in rows:
+        u = use[node_id]
+        u.slots = slotlib.add(u.slots, slotlib.from_text(slots))
+        for g in gpus or []:
+            u.shares[g["index"]] = u.shares.get(g["index"], ZERO) + Decimal(g["share"])
+    return use
+
+
+def node_model(n: Node, use: NodeUse) -> dict:
+    """A node: capacity and devices, what is held on it (``used``) and the
+    share taken of each GPU (``taken``): exact text, and whose, never."""
     return {
         "name": n.name,
         "resource_group": n.resource_group.name,
         "capacity": n.capacity,
-        "devices": [{"index": d.index, "model": d.model, "memory": d.memory} for d in n.devices],
+        "devices": [{"index": d.index, "model": d.model, "memory": d.memory,
+                     "taken": format_amount(use.shares.get(d.index, ZERO))} for d in n.devices],
+        "used": slotlib.to_text(use.slots),
         "schedulable": n.schedulable,
         "backend_url": n.backend_url,
         "created_at": iso(n.created_at),
@@ -211,12 +244,15 @@ def _devices(devices) -> list[Device]:
 
 
 def list_nodes(s: Session, p: Principal) -> list[dict]:
-    return [node_model(n) for n in s.scalars(select(Node).order_by(Node.name))
-            if can_see_group(s, p, n.resource_group)]
+    nodes = [n for n in s.scalars(select(Node).order_by(Node.name))
+             if can_see_group(s, p, n.resource_group)]
+    use = node_use(s, [n.id for n in nodes])
+    return [node_model(n, use[n.id]) for n in nodes]
 
 
 def get_node(s: Session, p: Principal, name: str) -> dict:
-    return node_model(_node(s, p, name))
+    n = _node(s, p, name)
+    return node_model(n, node_use(s, [n.id])[n.id])
 
 
 def create_node(s: Session, p: Principal, body) -> dict:
@@ -229,7 +265,7 @@ def create_node(s: Session, p: Principal, body) -> dict:
     n = new_node(rg, body)
     s.add(n)
     flush(s, f"node {body.name!r} already exists")
-    return node_model(n)
+    return node_model(n, NodeUse())
 
 
 def new_node(rg: ResourceGroup, body) -> Node:
@@ -254,7 +290,7 @@ def update_node(s: Session, p: Principal, name: str, body) -> dict:
         if key in change:
             setattr(n, key, change[key])
     s.flush()
-    return node_model(n)
+    return node_model(n, node_use(s, [n.id])[n.id])
 
 
 def delete_node(s: Session, p: Principal, name: str) -> None:

@@ -261,6 +261,29 @@ describe('groupViews', () => {
     expect(view.complete).toBe(false);
   });
 
+  it("counts everyone's use when the service reports it, naming only mine", () => {
+    const counted: INodeModel[] = [
+      {
+        ...nodes[0],
+        used: { cpu: '6', mem: '4294967296' },
+        devices: [
+          { index: 0, model: 'A100', taken: '0.9' },
+          { index: 1, model: 'A100', taken: '0' }
+        ]
+      }
+    ];
+    // only a's 0.3 is mine: the other 0.6 of GPU 0 is someone else's
+    const [v] = groupViews(groups, counted, [share('a', '0.3')], 'alice', false);
+    const n1 = v.nodes[0];
+    expect(n1.gpus.map(g => [g.index, g.taken, g.free])).toEqual([
+      [0, '0.9', '0.1'],
+      [1, '0', '1']
+    ]);
+    expect(n1.gpus[0].holders.map(h => h.share)).toEqual(['0.3']);
+    expect(v.slots[0].used).toBe('6');
+    expect([v.gpusIdle, v.gpuSharesFree, v.complete]).toEqual([1, '1.1', true]);
+  });
+
   it('lists a group without nodes with zero capacity', () => {
     const [empty] = groupViews(
       [{ name: 'none', active: true, session_types: [], nodes: [] }],

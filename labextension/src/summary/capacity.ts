@@ -1,9 +1,10 @@
 /**
  * Resource groups as data (pure): each group's capacity, what is taken and
  * what is free, and the per-device GPU map (which share of each GPU is
- * taken, by which of my sessions). Built from `GET resource-groups`,
- * `GET nodes` (capacity, devices) and the allocations I can see (their node
- * and `gpus`: [{index, share}]).
+ * taken, and which of it by my sessions). Built from `GET resource-groups`,
+ * `GET nodes` (capacity, devices, and what every session holds: `used`, each
+ * device's `taken`) and the allocations I can see (their node and `gpus`:
+ * [{index, share}]), which name my own sessions on the map.
  */
 
 import { compareAmounts, subtractAmounts, sumAmounts } from '../amounts';
@@ -95,7 +96,9 @@ export function nodeView(
       slotCapacity(
         slot,
         String(node.capacity[slot]),
-        sumAmounts(here.map(a => String(a.slots?.[slot] ?? '0')))
+        node.used !== undefined
+          ? String(node.used[slot] ?? '0')
+          : sumAmounts(here.map(a => String(a.slots?.[slot] ?? '0')))
       )
     );
   const gpus = [...(node.devices ?? [])]
@@ -113,7 +116,10 @@ export function nodeView(
           }
         }
       }
-      const taken = sumAmounts(holders.map(h => h.share));
+      const taken =
+        device.taken !== undefined
+          ? String(device.taken)
+          : sumAmounts(holders.map(h => h.share));
       return {
         index: device.index,
         model: device.model,
@@ -153,17 +159,20 @@ export function groupViews(
       );
     });
     const cells = flat(usable.map(v => v.gpus));
+    const ofGroup = nodes.filter(n => n.resource_group === group.name);
+    // the service counts every session's use on its nodes: complete for anyone
+    const counted = ofGroup.length > 0 && ofGroup.every(n => n.used !== undefined);
     return {
       name: group.name,
       description: group.description ?? '',
       active: group.active,
       sessionTypes: group.session_types ?? [],
       slots,
-      gpusIdle: cells.filter(c => c.holders.length === 0).length,
+      gpusIdle: cells.filter(c => compareAmounts(c.taken, '0') === 0).length,
       gpuSharesFree: sumAmounts(cells.map(c => c.free)),
       gpuCount: cells.length,
       nodes: views,
-      complete
+      complete: complete || counted
     };
   });
 }

@@ -45,6 +45,8 @@ export interface IDeviceModel {
   index: number;
   model: string;
   memory?: number;
+  /** the share of the device every running session takes ("0.9"; the service's count) */
+  taken?: string;
 }
 
 export interface INodeModel {
@@ -52,6 +54,8 @@ export interface INodeModel {
   resource_group: string;
   capacity: SlotMap;
   devices: IDeviceModel[];
+  /** what every running session holds on the node (the service's count, whose never said) */
+  used?: SlotMap;
   schedulable: boolean;
 }
 
