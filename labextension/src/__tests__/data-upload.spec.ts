@@ -6,12 +6,14 @@ import {
   IUpload,
   parseOffsetHeader,
   planChunks,
+  PROGRESS_EVERY,
   tusMetadata,
   uploadEta,
   uploadFingerprint,
   uploadFraction,
   uploadRate,
-  uploadsReducer
+  uploadsReducer,
+  worthDrawing
 } from '../data/upload';
 
 const MiB = 1024 * 1024;
@@ -168,5 +170,14 @@ describe('upload progress', () => {
   it('an empty file is done at once', () => {
     const u = run({ ...add, size: 0 }, { type: 'start', id: 'u', resumed: false }, { type: 'done', id: 'u', at: 1 });
     expect(uploadFraction(u)).toBe(1);
+  });
+});
+
+describe('drawing progress', () => {
+  it('draws the first event, the last byte, and at most every PROGRESS_EVERY ms', () => {
+    expect(worthDrawing(null, 1000, 10, 100)).toBe(true);
+    expect(worthDrawing(1000, 1000 + PROGRESS_EVERY - 1, 20, 100)).toBe(false);
+    expect(worthDrawing(1000, 1000 + PROGRESS_EVERY, 20, 100)).toBe(true);
+    expect(worthDrawing(1000, 1001, 100, 100)).toBe(true);
   });
 });

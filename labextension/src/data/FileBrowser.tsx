@@ -28,7 +28,7 @@ import { DataModel } from './model';
 import { breadcrumbs, joinPath, nameProblem, parentPath } from './paths';
 import { IUploadHandle, startUpload } from './transfer';
 import { IFileEntry, IFileListing } from './types';
-import { busy, uploadsReducer } from './upload';
+import { busy, uploadsReducer, worthDrawing } from './upload';
 import { UploadList } from './UploadList';
 
 interface IRunning {
@@ -94,10 +94,17 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
   const send = async (id: string, file: File, path: string, overwrite: boolean) => {
     running.current.set(id, { file, path, handle: null });
     dispatch({ type: 'start', id, resumed: false });
+    let drawn: number | null = null;
     try {
       const handle = await startUpload(settings, folder.id, path, file, overwrite, {
         onResumed: offset => offset > 0 && dispatch({ type: 'start', id, resumed: true }),
-        onProgress: sent => dispatch({ type: 'progress', id, sent, at: Date.now() }),
+        onProgress: (sent, total) => {
+          const now = Date.now();
+          if (worthDrawing(drawn, now, sent, total)) {
+            drawn = now;
+            dispatch({ type: 'progress', id, sent, at: now });
+          }
+        },
         onDone: () => {
           dispatch({ type: 'done', id, at: Date.now() });
           running.current.delete(id);

@@ -255,6 +255,22 @@ export function uploadsReducer(
   }
 }
 
+/** Progress is drawn at most this often (ms): each redraw costs the page CPU. */
+export const PROGRESS_EVERY = 250;
+
+/**
+ * Whether a progress event is worth a redraw: the first one, the last
+ * byte, or PROGRESS_EVERY ms after the last drawn one.
+ */
+export function worthDrawing(
+  lastDrawn: number | null,
+  now: number,
+  sent: number,
+  total: number
+): boolean {
+  return lastDrawn === null || sent >= total || now - lastDrawn >= PROGRESS_EVERY;
+}
+
 /** How far, in [0, 1] (an empty file that landed is 1). */
 export function uploadFraction(u: IUpload): number {
   if (u.size === 0) {
