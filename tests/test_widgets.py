@@ -108,7 +108,7 @@ def test_the_quota_view_has_every_level_every_slot_sessions_and_storage():
     folders = [{"owner": {"kind": "user", "user": "alice"}, "usage_bytes": 15}]
     views = model.quota_view(amounts.compose_quota(ME, POLICY, allocations, folders))
     assert [(v.title, v.notes) for v in views] == [
-        ("You alice", ("limits from resource policy default",)),
+        ("User alice", ("limits from resource policy default",)),
         ("Project ml", ("use counts only your own sessions (others' are shown to admins)",)),
         ("Domain acme", ("use counts only your own sessions (others' are shown to admins)",)),
     ]
@@ -405,7 +405,7 @@ async def test_the_quota_widget_shows_point_nine_of_one_gpu_and_every_slot(world
     for level in q.levels:
         assert list(level.bars)[:4] == ["cpu", "mem", "gpu", "gpu.shares"]
     labels = texts(q)
-    assert "Project ml" in labels and "Domain acme" in labels and "You alice" in labels
+    assert "Project ml" in labels and "Domain acme" in labels and "User alice" in labels
     assert no_html(q)
 
     # Refresh: the same widgets take the new amounts

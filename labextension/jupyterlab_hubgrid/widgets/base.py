@@ -28,8 +28,10 @@ def error_text(e: ClientError) -> str:
 
 
 def label(value: str = "", *, bold: bool = False, **layout: Any) -> W.Label:
-    """A Label (its value is shown as text)."""
+    """A Label (its value is shown as text), as wide as its text unless a
+    width is given."""
     style = {"font_weight": "bold"} if bold else {}
+    layout = {"width": "auto", "flex": "0 0 auto", **layout}
     return W.Label(value=value, style=style, layout=W.Layout(**layout))
 
 
@@ -53,18 +55,17 @@ class RefreshingBox(W.VBox):
         self.title = label(title, bold=True)
         self.refresh_button = W.Button(description="Refresh", icon="refresh",
                                        tooltip="ask the hubgrid service again",
-                                       layout=W.Layout(width="auto"))
+                                       layout=W.Layout(width="auto", flex="0 0 auto"))
         self.refresh_button.on_click(lambda _b: self.refresh())
         self.auto = W.Checkbox(value=False, description="auto-refresh", indent=False,
-                               layout=W.Layout(width="auto"))
+                               layout=W.Layout(width="auto", flex="0 0 auto"))
         self.status = label()
         self.poller = AutoRefresh(self.refresh, refresh_every or DEFAULT_INTERVAL,
                                   on_error=self._auto_failed)
         self.auto.observe(self._auto_changed, names="value")
-        self.toolbar = W.HBox([self.title, self.refresh_button, self.auto, *extra_tools,
-                               self.status], layout=W.Layout(align_items="center",
-                                                             grid_gap="12px"))
-        super().__init__([self.toolbar])
+        self.toolbar = W.HBox([self.title, self.refresh_button, self.auto, *extra_tools],
+                              layout=W.Layout(align_items="center", grid_gap="12px"))
+        super().__init__([self.toolbar, self.status])
 
     # --- the refresh ---------------------------------------------------------------
 

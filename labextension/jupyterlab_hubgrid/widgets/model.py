@@ -33,7 +33,7 @@ SLOT_NAMES = {"cpu": "CPU", "mem": "Memory", "gpu": "GPU", "gpu.shares": "GPU sh
 #: the unit after an amount ("0.9 / 2 GPU"); memory carries its own (GiB)
 UNITS = {"cpu": "CPU", "gpu": "GPU", "gpu.shares": "GPU", "sessions": "sessions",
          "folders": "folders", "mem": "", "storage": ""}
-LEVEL_TITLES = {"user": "You", "keypair": "Your keypair", "project": "Project",
+LEVEL_TITLES = {"user": "User", "keypair": "Keypair", "project": "Project",
                 "domain": "Domain"}
 
 

@@ -78,7 +78,7 @@ class QuotaWidget(RefreshingBox):
         self.who = label()
         self.levels: list[LevelWidgets] = []
         self.body = W.VBox()
-        self.children = (self.toolbar, self.who, self.body)
+        self.children = (self.toolbar, self.status, self.who, self.body)
         self.refresh()
         if refresh_every:
             self.start_auto_refresh()

@@ -45,7 +45,7 @@ class SessionsWidget(RefreshingBox):
                  show_ended: bool = False, refresh_every: float | None = None,
                  this_session: tuple[str, str] | None = None):
         self.show_ended = W.Checkbox(value=show_ended, description="show ended", indent=False,
-                                     layout=W.Layout(width="auto"))
+                                     layout=W.Layout(width="auto", flex="0 0 auto"))
         super().__init__(client, title="hubgrid sessions", refresh_every=refresh_every,
                          extra_tools=(self.show_ended,))
         self.this_session = this_session_from_env() if this_session is None else this_session
@@ -58,7 +58,7 @@ class SessionsWidget(RefreshingBox):
         self._armed: str | None = None
         self.show_ended.observe(lambda _c: self.refresh(), names="value")
         self.launcher = None
-        parts = [self.toolbar, self.summary, self.table]
+        parts = [self.toolbar, self.status, self.summary, self.table]
         if launcher:
             self.launcher = LauncherWidget(self.client, on_started=self.refresh,
                                            taken=self._active_names)
