@@ -433,3 +433,40 @@ async def test_a_tus_upload_refused_by_the_service_shows_its_message_and_termina
                                headers={"Tus-Resumable": "1.0.0", "Upload-Length": "1",
                                         "Upload-Metadata": "filename eA=="})
     assert resp.code == 403 and "_xsrf" in err["message"]
+
+
+async def test_a_download_is_streamed_whatever_its_size(lab):
+    from tornado.httpclient import AsyncHTTPClient
+
+    # the forwarder buffers answers up to 16 KiB here (tornado's 100 MB in life):
+    # only a streamed one gets past that
+    config = lab.app.web_app.settings["hubgrid_lab"]
+    config.close()
+    config._client = AsyncHTTPClient(force_instance=True, max_body_size=16384)
+    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "big"})
+    assert resp.code == 201, folder
+    base = f"hubgrid/api/vfolders/{folder['id']}"
+    content = bytes(range(256)) * 256  # 64 KiB
+    resp, _ = await lab.call("PUT", f"{base}/upload?path=big.bin", body=content,
+                             headers={"Content-Type": "application/octet-stream"})
+    assert resp.code == 201
+    await login_by_cookie(lab)
+    resp, got = await lab.call("GET", f"{base}/download?path=big.bin", token=False, cookies=True)
+    assert resp.code == 200 and got == content
+    assert resp.headers["Content-Length"] == str(len(content))
+    assert resp.headers["Content-Type"] == "application/octet-stream"
+    assert resp.headers["Content-Disposition"].startswith("attachment")
+    # ranges, and the service's refusals, stream through unchanged
+    resp, part = await lab.call("GET", f"{base}/download?path=big.bin",
+                                headers={"Range": "bytes=65530-"})
+    assert (resp.code, part, resp.headers["Content-Range"]) == (206, content[-6:],
+                                                                "bytes 65530-65535/65536")
+    resp, err = await lab.call("GET", f"{base}/download?path=nothing.bin")
+    assert resp.code == 404 and err["status"] == 404 and "nothing.bin" in err["message"]
+    # a buffered answer past the limit is refused (what the download would get unstreamed)
+    names = [f"n{i:03}-" + "x" * 200 for i in range(100)]
+    for name in names:
+        resp, _ = await lab.call("POST", f"{base}/mkdir", json_body={"path": name})
+        assert resp.code == 201
+    resp, err = await lab.call("GET", f"{base}/files?path=")
+    assert resp.code == 502 and "unreachable" in err["message"]

@@ -17,10 +17,12 @@ credential. What it guarantees:
   rewritten to this server's prefix) pass through unchanged; an unreachable
   service is a 502 and a missing configuration a 503, each with a JSON message.
 
-Bodies are buffered in memory, answers up to tornado's 100 MB (large uploads
-and downloads will need a streaming path); ``request_timeout`` bounds a call
-(the service's long-polls last at most 60 s) and ``max_connections`` how many
-are open at once.
+Request bodies are buffered in memory (large uploads go in tus chunks), and
+so are answers, up to tornado's 100 MB, except file downloads
+(``vfolders/{id}/download``), which are streamed to the browser as they come,
+at the browser's pace, whatever their size. ``request_timeout`` bounds a call
+(the service's long-polls last at most 60 s; a download only while it
+connects) and ``max_connections`` how many are open at once.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from urllib.parse import quote, unquote_plus, urlparse
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
-from tornado import web
+from tornado import httputil, web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
@@ -53,6 +55,10 @@ RESPONSE_HEADERS = (
     "Tus-Extension", "Tus-Max-Size", "Upload-Offset", "Upload-Length", "Upload-Metadata",
     "Upload-Expires",
 )
+#: answers streamed to the browser, never buffered: file downloads (any size)
+STREAMED = re.compile(r"vfolders/[^/]+/download")
+#: the largest streamed answer (no limit in practice)
+STREAMED_MAX = 2**62
 #: statuses that carry no body
 BODYLESS = (204, 304)
 
@@ -105,17 +111,27 @@ class HubgridLab(Configurable):
     ).tag(config=True)
 
     _client = None
+    _stream_client = None
 
-    def client(self) -> AsyncHTTPClient:
-        """This server's own HTTP client (tornado's shared one allows 10 calls at once)."""
+    def client(self, streamed: bool = False) -> AsyncHTTPClient:
+        """This server's own HTTP client (tornado's shared one allows 10 calls
+        at once); ``streamed``: the one for downloads, whose answers may be
+        of any size (tornado caps a body even when it is streamed)."""
+        if streamed:
+            if self._stream_client is None:
+                self._stream_client = AsyncHTTPClient(
+                    force_instance=True, max_clients=self.max_connections,
+                    max_body_size=STREAMED_MAX)
+            return self._stream_client
         if self._client is None:
             self._client = AsyncHTTPClient(force_instance=True, max_clients=self.max_connections)
         return self._client
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        for client in (self._client, self._stream_client):
+            if client is not None:
+                client.close()
+        self._client = self._stream_client = None
 
     @default("api_url")
     def _default_api_url(self):
@@ -232,32 +248,65 @@ class ForwardHandler(APIHandler):
         headers["Authorization"] = self.hubgrid.authorization()
         method = self.request.method
         body = self.request.body if method in ("POST", "PUT", "PATCH") else None
+        stream = method == "GET" and STREAMED.fullmatch(path) is not None
+        timeout = self.hubgrid.request_timeout
         request = HTTPRequest(
             url, method=method, headers=headers, body=body, follow_redirects=False,
-            allow_nonstandard_methods=True, request_timeout=self.hubgrid.request_timeout,
-            connect_timeout=min(10.0, self.hubgrid.request_timeout), decompress_response=True,
+            allow_nonstandard_methods=True, request_timeout=0 if stream else timeout,
+            connect_timeout=min(10.0, timeout), decompress_response=not stream,
+            header_callback=self.upstream_header if stream else None,
+            streaming_callback=self.upstream_chunk if stream else None,
         )
+        self._upstream: tuple | None = None
+        self._streaming = False
         try:
-            response = await self.hubgrid.client().fetch(request, raise_error=False)
+            response = await self.hubgrid.client(stream).fetch(request, raise_error=False)
         except (OSError, HTTPClientError) as e:
             raise web.HTTPError(502, f"hubgrid: the hubgrid service is unreachable: {e}") from None
+        if self._streaming:
+            if response.code == 599:  # broke off mid-answer: the browser's download fails
+                raise web.HTTPError(502, f"hubgrid: the download broke off: {response.error}")
+            return
         if response.code == 599:  # tornado's "no HTTP answer" (refused, timeout, reset)
             raise web.HTTPError(
                 502, f"hubgrid: the hubgrid service is unreachable: {response.error}")
         self.relay(response)
 
-    def relay(self, response) -> None:
-        self.set_status(response.code, response.reason)
+    def upstream_header(self, line: str) -> None:
+        """A streamed answer's status line and headers, as they arrive."""
+        if self._upstream is None:
+            start = httputil.parse_response_start_line(line.strip())
+            self._upstream = (start.code, start.reason, httputil.HTTPHeaders())
+        elif line.strip():
+            self._upstream[2].parse_line(line)
+        else:  # the blank line: the body comes next
+            code, reason, headers = self._upstream
+            self.relay_headers(code, reason, headers)
+            if headers.get("Content-Length"):
+                self.set_header("Content-Length", headers["Content-Length"])
+            self.set_header("Content-Type", headers.get("Content-Type", "application/octet-stream"))
+            self._streaming = True
+
+    def upstream_chunk(self, chunk: bytes):
+        """Pass a streamed answer's bytes on; the service waits while the browser lags."""
+        self.write(chunk)
+        return self.flush()
+
+    def relay_headers(self, code: int, reason: str, headers) -> None:
+        self.set_status(code, reason)
         for name in RESPONSE_HEADERS:
-            value = response.headers.get(name)
+            value = headers.get(name)
             if value is not None:
                 self.set_header(name, value)
-        location = response.headers.get("Location")
+        location = headers.get("Location")
         if location:
             local = local_location(location, self.hubgrid.api_url,
                                    url_path_join(self.base_url, PREFIX))
             if local is not None:
                 self.set_header("Location", local)
+
+    def relay(self, response) -> None:
+        self.relay_headers(response.code, response.reason, response.headers)
         ctype = response.headers.get("Content-Type", "application/octet-stream")
         if response.code in BODYLESS or self.request.method == "HEAD":
             self.finish(set_content_type=ctype)
