@@ -21,10 +21,11 @@ images: install
 # Every service the tests use, each script idempotent and printing what the
 # tests need as its last stdout line: PostgreSQL (URL), two Docker engines
 # (comma-separated docker host URLs) with the base session image on each,
-# and a single-node Slurm cluster (partition). Then the JupyterLab extension's
+# and a single-node Slurm cluster (partition); Debian's chromium for the
+# UI tests. Then the JupyterLab extension's
 # jest tests and pytest.
 test:
-	bash scripts/install.sh --with-postgres
+	bash scripts/install.sh --with-postgres --with-chromium
 	HUBGRID_TEST_POSTGRES_URL="$$(bash scripts/start-postgres.sh | tail -n1)"; \
 	HUBGRID_TEST_DOCKER_HOSTS="$$(bash scripts/start-docker.sh --engines 2 | tail -n1)"; \
 	HUBGRID_TEST_DOCKER_IMAGE="$$(bash scripts/build-images.sh --hosts "$$HUBGRID_TEST_DOCKER_HOSTS" | tail -n1)"; \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything hubgrid needs on this machine (idempotent; a second run is fast).
 #
-#   bash scripts/install.sh [--with-postgres]
+#   bash scripts/install.sh [--with-postgres] [--with-chromium]
 #
 # - .venv at the repo root with `pip install -e '.[test]'` (re-run only when
 #   pyproject.toml changed; stamp: .venv/.hubgrid-installed = sha256 of pyproject.toml)
@@ -11,6 +11,8 @@
 #   changed (stamps: labextension/node_modules/.hubgrid-deps,
 #   labextension/.build-stamp, .venv/.hubgrid-labextension)
 # - with --with-postgres: the Debian `postgresql` package (apt)
+# - with --with-chromium: Debian's `chromium` (apt; /usr/bin/chromium, which
+#   the UI tests drive through Python playwright: never a browser download)
 #
 # Environment: PYTHON (default: python3) picks the interpreter for the venv.
 set -euo pipefail
@@ -22,11 +24,13 @@ log() { printf '[install] %s\n' "$*" >&2; }
 die() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
 
 WITH_POSTGRES=0
+WITH_CHROMIUM=0
 for arg in "$@"; do
     case "$arg" in
         --with-postgres) WITH_POSTGRES=1 ;;
-        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) die "unknown argument: $arg (usage: $0 [--with-postgres])" ;;
+        --with-chromium) WITH_CHROMIUM=1 ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument: $arg (usage: $0 [--with-postgres] [--with-chromium])" ;;
     esac
 done
 
@@ -46,6 +50,21 @@ if [[ "$WITH_POSTGRES" == 1 ]]; then
         apt-get update -q
         apt-get install -y -q --no-install-recommends postgresql
         pg_installed || die "postgresql did not install"
+    fi
+fi
+
+# ---------------------------------------------------------------- Chromium
+# for the UI tests (tests/test_ui_lab.py): Debian's browser at /usr/bin/chromium
+if [[ "$WITH_CHROMIUM" == 1 ]]; then
+    if [[ -x /usr/bin/chromium ]]; then
+        log "chromium already installed"
+    else
+        [[ "$(id -u)" == 0 ]] || die "installing chromium needs root"
+        log "installing chromium (apt)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -q
+        apt-get install -y -q --no-install-recommends chromium
+        [[ -x /usr/bin/chromium ]] || die "chromium did not install (/usr/bin/chromium is missing)"
     fi
 fi
 

@@ -1,0 +1,237 @@
+"""The Lab extension's panels in a real headless Chromium (Debian's, driven by
+Python playwright; no browser download), through the REAL hub, proxy and
+service on the demo's local-process spawner (tests/hub_fixtures.py).
+
+Two fresh users of acme share a fresh project ``ui<hex>`` (limits cpu 8,
+gpu.shares 2) on the world's ``acme-gpu`` group (declared A100s):
+
+- user A logs in through the hub's login form, starts the server from the
+  spawn form and lands in Lab; the Summary panel shows A's levels with bars
+  (screenshot: ``docs/images/ui-summary.png``);
+- A starts a named 0.5-GPU session from the Sessions panel's launcher: it
+  shows up without a reload and the project's GPU bar reads 0.5 exactly;
+- user B, in a browser context of its own, sees none of A's sessions and
+  folders, and B's Lab forwarder refuses to act for A;
+- a folder named ``<img src=x onerror=alert(1)><script>alert(2)`` shows as
+  text in the Data panel and no dialog fires (the service refuses '/' in a
+  folder name, so ``</script>`` cannot be a folder's name).
+
+Without Chromium or playwright these skip, and fail in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from hub_fixtures import hub, require, world  # noqa: F401
+from session_fixtures import eventually, hub_log, server_of
+
+pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
+#: Lab, the server start and the panels' first reads (2 shared cores)
+SLOW = 120_000
+#: a folder name that is HTML (the service refuses '/' in names, so no
+#: closing tag: the <img> fires a dialog if any panel renders it as HTML)
+HTML_NAME = "<img src=x onerror=alert(1)><script>alert(2)"
+
+
+def _ok(r: requests.Response, *codes: int) -> dict:
+    assert r.status_code in codes, f"{r.request.method} {r.url}: {r.status_code} {r.text[:500]}"
+    return r.json() if r.content else {}
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    require("Chromium", os.path.exists(CHROMIUM),
+            "bash scripts/install.sh installs Debian's chromium (as root)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    require("playwright (Python)", sync_playwright is not None,
+            "pip install -e '.[test]' (bash scripts/install.sh)")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def people(world):  # noqa: F811
+    """Two fresh acme users, A and B, in a fresh project with limits."""
+    hub = world.hub
+    tag = uuid.uuid4().hex[:6]
+    a, b, project = f"uia{tag}", f"uib{tag}", f"ui{tag}"
+    _ok(hub.call("POST", "domains/acme/projects", "admin", json={
+        "name": project, "total_resource_slots": {"cpu": "8", "gpu.shares": "2"}}), 201)
+    for user in (a, b):
+        _ok(hub.call("POST", "users", "admin",
+                     json={"name": user, "domain": "acme", "role": "user"}), 201)
+        _ok(hub.call("PUT", f"domains/acme/projects/{project}/members/{user}", "admin"), 201)
+    try:
+        yield {"a": a, "b": b, "project": project}
+    finally:
+        for user in (a, b):
+            r = hub.hub_call("GET", f"users/{user}")
+            for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+                path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+                hub.hub_call("DELETE", path)
+                eventually(lambda: server_of(hub, user, name) is None, timeout=60)
+
+
+def open_lab(world, chromium, user: str, project: str):  # noqa: F811
+    """A browser context of ``user``: the hub's login form, the spawn form
+    (the project, 0.5 CPU, 512M), then Lab. Returns (context, page)."""
+    hub = world.hub
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("#username_input", user)
+        page.fill("#password_input", hub.user_password)
+        page.click("#login_submit")
+        page.wait_for_url("**/hub/**", timeout=SLOW)
+        page.goto(f"{hub.url}/hub/spawn")
+        page.select_option("#hg-project", project)
+        page.select_option("#hg-rg", "acme-gpu")
+        page.fill("#hg-cpu", "0.5")
+        page.fill("#hg-mem", "512M")
+        page.get_by_role("button", name="Start").click()
+        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
+        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+    except Exception as e:
+        try:
+            tabs = page.eval_on_selector_all(".lm-TabBar-tab[data-id]", "els => els.map(e => e.dataset.id)")
+            where = f"at {page.url}, sidebar tabs {tabs} (no hubgrid tabs: a stale extension in "
+            where += ".venv? run `bash scripts/install.sh`)"
+        except Exception:
+            where = ""
+        context.close()
+        pytest.fail(f"{user} did not get to Lab: {e}\n{where}\n{hub_log(hub)}")
+    return context, page
+
+
+def tab(page, panel_id: str):
+    """The left sidebar's tab of a panel (Lumino writes the widget id as data-id)."""
+    return page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{panel_id}"]')
+
+
+def show_panel(page, panel_id: str):
+    t = tab(page, panel_id)
+    t.wait_for(timeout=SLOW)
+    if "lm-mod-current" not in (t.get_attribute("class") or ""):
+        t.click()
+    panel = page.locator(f"#{panel_id}")
+    panel.wait_for(state="visible", timeout=SLOW)
+    return panel
+
+
+def level_bar(panel, level: str, name: str, slot: str):
+    return panel.locator(f'.jp-hubgrid-level[data-level="{level}"][data-name="{name}"] '
+                         f'.jp-hubgrid-bar-row[data-slot="{slot}"]')
+
+
+@pytest.fixture(scope="module")
+def lab_a(world, chromium, people):  # noqa: F811
+    context, page = open_lab(world, chromium, people["a"], people["project"])
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        yield page, dialogs
+    finally:
+        context.close()
+
+
+# -- 1. Summary --------------------------------------------------------------------------
+
+
+def test_a_user_logs_in_starts_lab_and_sees_their_levels_with_bars(world, people, lab_a):  # noqa: F811
+    page, _ = lab_a
+    panel = show_panel(page, "jp-hubgrid-summary")
+    project = people["project"]
+    cpu = level_bar(panel, "project", project, "cpu")
+    try:
+        cpu.wait_for(timeout=SLOW)
+    except Exception:
+        pytest.fail(f"no project bars: {panel.inner_text()}\n{hub_log(world.hub)}")
+    # the default server (0.5 CPU) counts against the project's limits, exactly
+    gpu = level_bar(panel, "project", project, "gpu.shares")
+    assert cpu.locator('[data-field="amount"]').inner_text().startswith("0.5 / 8"), panel.inner_text()
+    assert gpu.locator('[data-field="amount"]').inner_text().startswith("0 / 2"), panel.inner_text()
+    assert cpu.locator('[role="meter"]').get_attribute("aria-valuenow") is not None
+    levels = panel.locator(".jp-hubgrid-level")
+    kinds = {(levels.nth(i).get_attribute("data-level"), levels.nth(i).get_attribute("data-name"))
+             for i in range(levels.count())}
+    assert ("project", project) in kinds and ("domain", "acme") in kinds, kinds
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    # Lab's own "news?" toast is no part of the picture
+    page.screenshot(path=str(IMAGES / "ui-summary.png"), style=".Toastify { display: none; }")
+
+
+def as_user(hub, user: str) -> str:
+    return hub.token(user)
+
+
+def create_folder(hub, user: str, name: str) -> dict:
+    return _ok(hub.call("POST", "vfolders", user, json={"name": name}), 201)
+
+
+# -- 2. a second session from the Sessions panel ---------------------------------------
+
+
+def test_a_session_started_from_the_sessions_panel_shows_live_and_moves_the_summary(
+        world, people, lab_a):  # noqa: F811
+    page, _ = lab_a
+    hub, a, project = world.hub, people["a"], people["project"]
+    name = f"gpu-{uuid.uuid4().hex[:6]}"
+    panel = show_panel(page, "jp-hubgrid-sessions")
+    panel.locator(".jp-hubgrid-session").first.wait_for(timeout=SLOW)
+    try:
+        panel.locator(".jp-hubgrid-header").get_by_role("button", name="New").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator('input[name="name"]').wait_for(timeout=SLOW)
+        dialog.locator('input[name="name"]').fill(name)
+        dialog.locator('select[name="project"]').select_option(project)
+        dialog.locator('select[name="group"]').select_option("acme-gpu")
+        dialog.locator('input[name="cpu"]').fill("0.5")
+        dialog.locator('input[name="mem"]').fill("512M")
+        dialog.locator('select[name="gpuMode"]').select_option("shares")
+        dialog.locator('input[name="gpu"]').fill("0.5")
+        dialog.locator('[data-verdict="fits"]').wait_for(timeout=SLOW)
+        dialog.locator(".jp-mod-accept").click()
+        dialog.wait_for(state="detached", timeout=SLOW)
+
+        # live: the new row shows, then runs, without a reload
+        row = panel.locator(f'.jp-hubgrid-session[data-name="{name}"]')
+        row.wait_for(timeout=SLOW)
+        page.wait_for_selector(f'#jp-hubgrid-sessions .jp-hubgrid-session[data-name="{name}"]'
+                               f'[data-state="allocated"]', timeout=SLOW)
+        sizes = row.locator('[data-field="sizes"]').inner_text()
+        assert "CPU 0.5" in sizes and "0.5" in sizes.split("GPU", 1)[1], sizes
+        assert row.locator('[data-field="project"]').inner_text() == project
+
+        # the Summary: two sessions of 0.5 CPU and one 0.5 GPU share, exactly
+        summary = show_panel(page, "jp-hubgrid-summary")
+        gpu = level_bar(summary, "project", project, "gpu.shares").locator('[data-field="amount"]')
+        cpu = level_bar(summary, "project", project, "cpu").locator('[data-field="amount"]')
+        page.wait_for_function(
+            "([el, want]) => el && el.textContent.startsWith(want)",
+            arg=[gpu.element_handle(timeout=SLOW), "0.5 / 2"], timeout=SLOW)
+        assert gpu.inner_text().startswith("0.5 / 2"), gpu.inner_text()
+        assert cpu.inner_text().startswith("1 / 8"), cpu.inner_text()
+    finally:
+        if server_of(hub, a, name) is not None:
+            hub.hub_call("DELETE", f"users/{a}/servers/{name}")
+            assert eventually(lambda: server_of(hub, a, name) is None, timeout=60), hub_log(hub)
