@@ -436,6 +436,9 @@ async def test_the_sessions_widget_lists_mine_with_reasons_and_stops_them(world,
     assert [c.value for c in second.cells][:2] == [waiting["id"][:8], "waiting"]
     assert [i.value for i in second.info] == [
         "project ml cpu: used 3 + requested 3 > limit 4 (over by 2)"]
+    # under the table, by name: reasons are longer than a column
+    assert texts(s.notes) == [waiting["id"][:8],
+                              "project ml cpu: used 3 + requested 3 > limit 4 (over by 2)"]
     assert (first.stop.description, second.stop.description) == ("Stop", "Cancel")
     header = [w.value for w in s.table.children[:len(model.COLUMNS)]]
     assert header == list(model.COLUMNS)
@@ -454,6 +457,8 @@ async def test_the_sessions_widget_lists_mine_with_reasons_and_stops_them(world,
     assert s.summary.value == "0 running, 0 waiting; the last 2 of 2 ended"
     ended = {rw.row.id: rw.cells[1].value for rw in s.rows}
     assert ended[running["id"]] == "ended" and ended[waiting["id"]] in ("ended", "cancelled")
+    assert texts(s.notes)[:2] == [s.rows[0].row.name, s.rows[0].row.ended]
+    assert s.rows[0].row.ended != ""  # the release reason
     assert all(rw.stop is None for rw in s.rows)
 
 

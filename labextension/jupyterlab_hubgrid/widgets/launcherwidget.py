@@ -64,8 +64,9 @@ class LauncherWidget(W.VBox):
         self.mem = _field(W.Text, "Memory", value=form.mem, placeholder="512M, 2G")
         self.gpu_mode = _field(W.Dropdown, "GPUs", options=GPU_CHOICES, value="none")
         self.gpu = _field(W.Text, "GPU amount", value="", placeholder="2 GPUs, or a share: 0.5")
-        self.type = W.ToggleButtons(options=("interactive", "batch"), value="interactive",
-                                    description="Type", style=STYLE)
+        self.type = _field(W.Dropdown, "Type", options=(("interactive", "interactive"),
+                                                        ("batch: runs a command", "batch")),
+                           value="interactive")
         self.command = _field(W.Text, "Command", value="",
                               placeholder="a batch session runs this and ends")
         self.check_button = W.Button(description="Check", icon="question",

@@ -140,9 +140,9 @@ def quota_view(quota: Mapping) -> list[LevelView]:
 ACTIVE = ("pending", "allocated")
 STATE_LABELS = {"allocated": "running", "pending": "waiting", "released": "ended",
                 "cancelled": "cancelled"}
-#: the table's columns, in order (the stop button comes after them)
-COLUMNS = ("Name", "State", "Project", "Group", "Image", "CPU", "Memory", "GPU", "Elapsed",
-           "Why it waits / how it ended")
+#: the table's columns, in order (the stop button comes after them; why a
+#: session waits or how it ended is listed under the table, by name)
+COLUMNS = ("Name", "State", "Project", "Group", "Image", "CPU", "Memory", "GPU", "Elapsed")
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class SessionRow:
 
     @property
     def cells(self) -> tuple[str, ...]:
-        """The text of each column of :data:`COLUMNS` but the last."""
+        """The text of each column of :data:`COLUMNS`."""
         return (self.name, self.state_label, self.project, self.group, self.image, self.cpu,
                 self.mem, self.gpu, self.elapsed)
 

@@ -1,7 +1,8 @@
 """The sessions widget: a table of my sessions (state, project, group,
-image, CPU, memory, GPU, elapsed time, the scheduler's reasons for a waiting
-one, how an ended one ended) with a stop button per active row, refreshed on
-demand or every few seconds, and the launcher below it."""
+image, CPU, memory, GPU, elapsed time) with a stop button per active row,
+under it the scheduler's reasons for each waiting one (with their numbers)
+and how each ended one ended, refreshed on demand or every few seconds, and
+the launcher below it."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def this_session_from_env(env=None) -> tuple[str, str] | None:
 class RowWidgets:
     row: SessionRow
     cells: list[W.Label]
-    #: the reasons it waits (one Label each) or how it ended
+    #: the reasons it waits (one Label each) or how it ended, shown under the table
     info: list[W.Label]
     stop: W.Button | None
 
@@ -55,10 +56,12 @@ class SessionsWidget(RefreshingBox):
         self.table = W.GridBox(layout=W.Layout(
             grid_template_columns=f"repeat({len(COLUMNS) + 1}, auto)", grid_gap="2px 14px",
             align_items="center"))
+        #: why my sessions wait, or how they ended, one line each by name
+        self.notes = W.VBox(layout=W.Layout(margin="6px 0 0 0"))
         self._armed: str | None = None
         self.show_ended.observe(lambda _c: self.refresh(), names="value")
         self.launcher = None
-        parts = [self.toolbar, self.status, self.summary, self.table]
+        parts = [self.toolbar, self.status, self.summary, self.table, self.notes]
         if launcher:
             self.launcher = LauncherWidget(self.client, on_started=self.refresh,
                                            taken=self._active_names)
@@ -103,11 +106,16 @@ class SessionsWidget(RefreshingBox):
         self.rows = [self._row_widgets(r) for r in rows]
         header = [label(c, bold=True) for c in COLUMNS] + [label()]
         cells: list[W.Widget] = list(header)
+        notes: list[W.Widget] = []
         for rw in self.rows:
             cells.extend(rw.cells)
-            cells.append(W.VBox(rw.info) if rw.info else label())
             cells.append(rw.stop or label())
+            if rw.info:  # under the table: reasons are longer than a column
+                notes.append(W.HBox([label(rw.row.name, bold=True, min_width="90px"),
+                                     W.VBox(rw.info)], layout=W.Layout(grid_gap="10px")))
         self.table.children = tuple(cells) if self.rows else ()
+        old += self.notes.children
+        self.notes.children = tuple(notes)
         if not self.rows:
             self.summary.value += (" (tick 'show ended' for the ended ones)"
                                    if not self.show_ended.value else "")
