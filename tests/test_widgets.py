@@ -519,3 +519,32 @@ async def test_the_launcher_says_why_a_start_failed(world, clients):
     launch.project.value = None
     await off_loop(launch.start_button.click)
     assert texts(launch.errors) == ["Project: choose a project"]
+
+
+async def test_auto_refresh_is_a_task_on_the_running_loop_the_checkbox_starts_and_stops(
+        world, clients):
+    q = await off_loop(widgets.quota, clients())
+    # outside an event loop (a plain thread) it says so and stays off
+    await off_loop(setattr, q.auto, "value", True)
+    assert q.auto.value is False and not q.poller.running
+    assert "needs a running asyncio event loop" in q.status.value
+    # on the loop (as in a kernel) ticking the box starts the task
+    q.auto.value = True
+    task = q.poller.task
+    assert q.poller.running and q.status.value == "auto-refresh every 10 s"
+    q.auto.value = False
+    assert not q.poller.running and q.status.value == "auto-refresh off"
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # stop_all stops every widget's, also of one no longer shown
+    s = await off_loop(widgets.sessions, clients(), launcher=False)
+    q.start_auto_refresh(every=2)
+    s.start_auto_refresh()
+    tasks = [q.poller.task, s.poller.task]
+    assert q.status.value == "auto-refresh every 2 s"
+    assert widgets.stop_all() == 2
+    assert not q.auto.value and not s.auto.value
+    for task in tasks:
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert widgets.stop_all() == 0

@@ -13,7 +13,9 @@ for the ``hubgrid`` command)::
 Amounts are exact ("0.9 / 2 GPU"); the bars are for the eye only. Every
 name, image and reason is shown as text (ipywidgets Labels), never as HTML.
 Auto-refresh runs as an asyncio task on the kernel's event loop (no thread);
-untick "auto-refresh", or call ``stop_auto_refresh()``, to stop it.
+untick "auto-refresh", or call ``stop_auto_refresh()``, to stop it;
+``widgets.stop_all()`` stops every one in the kernel (re-running a cell
+leaves the old widget, and its auto-refresh, alive).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ except ImportError as e:  # pragma: no cover - ipywidgets is a dependency
                       "pip install 'ipywidgets>=8.1,<9'") from e
 
 from ..client import HubgridClient
+from .base import stop_all
 from .launcherwidget import LauncherWidget
 from .quotawidget import QuotaWidget
 from .sessionswidget import SessionsWidget
 
-__all__ = ["quota", "sessions", "launcher", "QuotaWidget", "SessionsWidget", "LauncherWidget"]
+__all__ = ["quota", "sessions", "launcher", "stop_all", "QuotaWidget", "SessionsWidget",
+           "LauncherWidget"]
 
 
 def quota(client: HubgridClient | None = None, *,

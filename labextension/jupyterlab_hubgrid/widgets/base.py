@@ -6,6 +6,7 @@ values are shown as text by ipywidgets, never as HTML)."""
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from typing import Any
 
 import ipywidgets as W
@@ -15,6 +16,17 @@ from .refresh import AutoRefresh
 
 #: seconds between two refreshes when auto-refresh is on and no interval was given
 DEFAULT_INTERVAL = 10.0
+#: every widget built in this kernel (re-running a cell leaves the old one alive)
+_BUILT: weakref.WeakSet = weakref.WeakSet()
+
+
+def stop_all() -> int:
+    """Stop the auto-refresh of every hubgrid widget of this kernel (also of
+    those whose cell was re-run or cleared); how many were running."""
+    running = [w for w in list(_BUILT) if w.poller.running]
+    for w in running:
+        w.stop_auto_refresh()
+    return len(running)
 
 
 def make_client(client: HubgridClient | None) -> HubgridClient:
@@ -66,6 +78,7 @@ class RefreshingBox(W.VBox):
         self.toolbar = W.HBox([self.title, self.refresh_button, self.auto, *extra_tools],
                               layout=W.Layout(align_items="center", grid_gap="12px"))
         super().__init__([self.toolbar, self.status])
+        _BUILT.add(self)
 
     # --- the refresh ---------------------------------------------------------------
 
