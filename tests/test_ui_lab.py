@@ -30,7 +30,7 @@ import pytest
 import requests
 
 from hub_fixtures import hub, require, world  # noqa: F401
-from session_fixtures import eventually, hub_log, server_of
+from session_fixtures import eventually, hub_log, server_of, wait_ready
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
 
@@ -231,7 +231,83 @@ def test_a_session_started_from_the_sessions_panel_shows_live_and_moves_the_summ
             arg=[gpu.element_handle(timeout=SLOW), "0.5 / 2"], timeout=SLOW)
         assert gpu.inner_text().startswith("0.5 / 2"), gpu.inner_text()
         assert cpu.inner_text().startswith("1 / 8"), cpu.inner_text()
+        # the hub's start request ends when the server answers: stopping it
+        # earlier would fail that request (and the panel would say so)
+        wait_ready(hub, a, name)
     finally:
         if server_of(hub, a, name) is not None:
             hub.hub_call("DELETE", f"users/{a}/servers/{name}")
             assert eventually(lambda: server_of(hub, a, name) is None, timeout=60), hub_log(hub)
+
+
+def refreshed_data_panel(page):
+    panel = show_panel(page, "jp-hubgrid-data")
+    panel.locator(".jp-hubgrid-data-header").get_by_role("button", name="Refresh").click()
+    return panel
+
+
+def folder_link(panel, folder: dict):
+    return panel.locator(f'tr[data-folder="{folder["id"]}"] .jp-hubgrid-data-name a')
+
+
+def fetch_in_page(page, url: str) -> dict:
+    """GET ``url`` from the page (its cookies), as the panels do."""
+    return page.evaluate("""async url => {
+        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+        const r = await fetch(url, {headers: {'X-XSRFToken': decodeURIComponent(xsrf)}});
+        return {status: r.status, url: r.url, body: await r.text()};
+    }""", url)
+
+
+# -- 3. one user never sees another's ---------------------------------------------------
+
+
+def test_another_user_sees_none_of_their_sessions_or_folders(world, chromium, people, lab_a):  # noqa: F811
+    hub, a, b = world.hub, people["a"], people["b"]
+    tag = uuid.uuid4().hex[:6]
+    mine = create_folder(hub, a, f"a-private-{tag}")
+    theirs = create_folder(hub, b, f"b-own-{tag}")
+    a_sessions = {str(x["id"]) for x in hub.call("GET", f"allocations?user={a}", "admin").json()}
+    assert a_sessions, "A has sessions (the default server at least)"
+
+    context, page = open_lab(world, chromium, b, people["project"])
+    try:
+        sessions = show_panel(page, "jp-hubgrid-sessions")
+        sessions.locator('.jp-hubgrid-session[data-state="allocated"]').first.wait_for(timeout=SLOW)
+        shown = set(sessions.locator(".jp-hubgrid-session").evaluate_all(
+            "els => els.map(e => e.dataset.session)"))
+        assert shown and not shown & a_sessions, (shown, a_sessions)
+        assert a not in sessions.inner_text()
+
+        data = refreshed_data_panel(page)
+        folder_link(data, theirs).wait_for(timeout=SLOW)
+        assert folder_link(data, mine).count() == 0
+        assert mine["name"] not in data.inner_text() and a not in data.inner_text()
+
+        # B's forwarder acts as B only: A's folder is not B's to read
+        r = fetch_in_page(page, f"/user/{b}/hubgrid/api/vfolders/{mine['id']}")
+        assert r["status"] in (403, 404), r
+        assert mine["name"] not in r["body"], r
+        r = fetch_in_page(page, f"/user/{b}/hubgrid/api/me")
+        assert r["status"] == 200 and f'"name": "{b}"' in r["body"].replace('":"', '": "'), r
+        # ...and A's server (with A's forwarder) is not B's to reach
+        r = fetch_in_page(page, f"/user/{a}/hubgrid/api/me")
+        assert r["status"] == 403, r
+        assert f'"name": "{a}"' not in r["body"].replace('":"', '": "'), r
+    finally:
+        context.close()
+
+
+# -- 4. names are text ------------------------------------------------------------------
+
+
+def test_a_folder_named_like_html_renders_as_text_in_the_data_panel(world, people, lab_a):  # noqa: F811
+    page, dialogs = lab_a
+    folder = create_folder(world.hub, people["a"], HTML_NAME)
+    assert folder["name"] == HTML_NAME
+    panel = refreshed_data_panel(page)
+    link = folder_link(panel, folder)
+    link.wait_for(timeout=SLOW)
+    assert link.text_content() == HTML_NAME
+    assert panel.locator('img[src="x"]').count() == 0 and panel.locator("script").count() == 0
+    assert dialogs == [], dialogs
