@@ -13,28 +13,15 @@ from __future__ import annotations
 
 import io
 import json
-import sys
-import warnings
 import uuid
 from decimal import Decimal
-from pathlib import Path
 
 import psutil
-import pytest
 
 from hub_fixtures import _ok, hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
 
-LAB = Path(__file__).resolve().parent.parent / "labextension"
-if str(LAB) not in sys.path:
-    sys.path.insert(0, str(LAB))
-
-#: the package warns when imported from a source tree that was never built
-#: (no _version.py); these tests run from the source tree on purpose
-UNBUILT = "Importing 'jupyterlab_hubgrid' outside a proper installation"
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message=UNBUILT)
-    from jupyterlab_hubgrid.cli import main  # noqa: E402
+from jupyterlab_hubgrid.cli import main
 
 
 def hubgrid(env: dict, *argv: str) -> tuple[int, str, str]:

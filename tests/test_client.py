@@ -3,40 +3,25 @@ exact amounts as data, the settings read from the environment, and calls to
 the real service (tests/service_app.py) with a keypair: Decimal answers,
 the service's refusals as ClientError with its message, an unreachable
 service as ServiceUnreachable.
-
-The package is imported from the source tree (labextension/ on sys.path),
-so these run before it is installed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
-import sys
-import warnings
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-LAB = Path(__file__).resolve().parent.parent / "labextension"
-if str(LAB) not in sys.path:
-    sys.path.insert(0, str(LAB))
-
-#: the package warns when imported from a source tree that was never built
-#: (no _version.py); these tests run from the source tree on purpose
-UNBUILT = "Importing 'jupyterlab_hubgrid' outside a proper installation"
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message=UNBUILT)
-    from jupyterlab_hubgrid import amounts  # noqa: E402
-    from jupyterlab_hubgrid.client import (  # noqa: E402
-        ClientError,
-        HubgridClient,
-        NotConfigured,
-        ServiceUnreachable,
-        Settings,
-        hub_api_from,
-    )
+from jupyterlab_hubgrid import amounts
+from jupyterlab_hubgrid.client import (
+    ClientError,
+    HubgridClient,
+    NotConfigured,
+    ServiceUnreachable,
+    Settings,
+    hub_api_from,
+)
 from service_app import served  # noqa: E402,F401
 
 

@@ -15,29 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import sys
-import warnings
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-LAB = Path(__file__).resolve().parent.parent / "labextension"
-if str(LAB) not in sys.path:
-    sys.path.insert(0, str(LAB))
+import ipywidgets as W
 
-#: the package warns when imported from a source tree that was never built
-#: (no _version.py); these tests run from the source tree on purpose
-UNBUILT = "Importing 'jupyterlab_hubgrid' outside a proper installation"
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message=UNBUILT)
-    import ipywidgets as W  # noqa: E402
-
-    from jupyterlab_hubgrid import amounts, widgets  # noqa: E402
-    from jupyterlab_hubgrid.client import HubgridClient  # noqa: E402
-    from jupyterlab_hubgrid.widgets import model  # noqa: E402
-    from jupyterlab_hubgrid.widgets.model import LaunchForm, make_bar  # noqa: E402
-    from jupyterlab_hubgrid.widgets.refresh import AutoRefresh  # noqa: E402
+from jupyterlab_hubgrid import amounts, widgets
+from jupyterlab_hubgrid.client import HubgridClient
+from jupyterlab_hubgrid.widgets import model
+from jupyterlab_hubgrid.widgets.model import LaunchForm, make_bar
+from jupyterlab_hubgrid.widgets.refresh import AutoRefresh
 from service_app import served  # noqa: E402,F401
 
 D = Decimal

@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-import warnings
 from pathlib import Path
 
 import pytest
@@ -35,15 +34,8 @@ from bench.hubproc import free_port
 from hub_fixtures import hub, require, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
 
-LAB = Path(__file__).resolve().parent.parent / "labextension"
-if str(LAB) not in sys.path:
-    sys.path.insert(0, str(LAB))
-
-UNBUILT = "Importing 'jupyterlab_hubgrid' outside a proper installation"
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message=UNBUILT)
-    from jupyterlab_hubgrid import widgets  # noqa: E402
-    from jupyterlab_hubgrid.client import HubgridClient  # noqa: E402
+from jupyterlab_hubgrid import widgets
+from jupyterlab_hubgrid.client import HubgridClient
 from service_app import served  # noqa: E402,F401
 
 CHROMIUM = "/usr/bin/chromium"
