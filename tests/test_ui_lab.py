@@ -14,7 +14,9 @@ gpu.shares 2) on the world's ``acme-gpu`` group (declared A100s):
   folders, and B's Lab forwarder refuses to act for A;
 - a folder named ``<img src=x onerror=alert(1)><script>alert(2)`` shows as
   text in the Data panel and no dialog fires (the service refuses '/' in a
-  folder name, so ``</script>`` cannot be a folder's name).
+  folder name, so ``</script>`` cannot be a folder's name);
+- a file uploaded in a folder's file browser (the Data panel) finishes its
+  upload, is listed, and the service holds its bytes.
 
 Without Chromium or playwright these skip, and fail in CI (``CI=true``).
 """
@@ -22,7 +24,6 @@ Without Chromium or playwright these skip, and fail in CI (``CI=true``).
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from pathlib import Path
 
@@ -180,10 +181,6 @@ def test_a_user_logs_in_starts_lab_and_sees_their_levels_with_bars(world, people
     page.screenshot(path=str(IMAGES / "ui-summary.png"), style=".Toastify { display: none; }")
 
 
-def as_user(hub, user: str) -> str:
-    return hub.token(user)
-
-
 def create_folder(hub, user: str, name: str) -> dict:
     return _ok(hub.call("POST", "vfolders", user, json={"name": name}), 201)
 
@@ -310,4 +307,28 @@ def test_a_folder_named_like_html_renders_as_text_in_the_data_panel(world, peopl
     link.wait_for(timeout=SLOW)
     assert link.text_content() == HTML_NAME
     assert panel.locator('img[src="x"]').count() == 0 and panel.locator("script").count() == 0
+    assert dialogs == [], dialogs
+
+
+# -- 5. files ---------------------------------------------------------------------------
+
+
+def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, lab_a):  # noqa: F811
+    page, dialogs = lab_a
+    hub, a = world.hub, people["a"]
+    folder = create_folder(hub, a, f"up-{uuid.uuid4().hex[:6]}")
+    panel = refreshed_data_panel(page)
+    link = folder_link(panel, folder)
+    link.wait_for(timeout=SLOW)
+    link.click()
+    files = page.locator(".jp-hubgrid-files:visible")
+    files.locator('table[aria-label="files"]').wait_for(timeout=SLOW)
+    content = b"hello from the browser\n" * 1000
+    files.locator('input[aria-label="files to upload"]').set_input_files(
+        files=[{"name": "hello.txt", "mimeType": "text/plain", "buffer": content}])
+    page.locator('[data-upload$="hello.txt"][data-phase="done"]').wait_for(timeout=SLOW)
+    assert page.locator('progress[aria-label$="hello.txt"]').count() >= 1
+    files.locator('tr[data-entry="hello.txt"][data-type="file"]').wait_for(timeout=SLOW)
+    r = hub.call("GET", f"vfolders/{folder['id']}/download?path=hello.txt", a)
+    assert r.status_code == 200 and r.content == content, (r.status_code, r.text[:200])
     assert dialogs == [], dialogs
