@@ -19,10 +19,11 @@ from decimal import Decimal
 import pytest
 import sqlalchemy as sa
 
-from quota_service.sessions import dockerscan, images, registry
+from quota_service.sessions import dockerscan, registry
+from quota_service.core import images
 from quota_service.scheduling.admission import Group, ImageFacts, Request, Snapshot, decide
 from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from quota_service.sessions.images import LabelError, ServicePort, parse_labels
+from quota_service.core.images import LabelError, ServicePort, parse_labels
 from quota_service.core.models import Domain, Image
 from quota_service.core.schemas import ImageCreate, ImageUpdate, parse
 

@@ -19,7 +19,7 @@ HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
 #: pure packages: decisions over data, no IO
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",
-        "quota_service.core.names", "quota_service.core.errors")
+        "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images")
 IO_MODULES = ("sqlalchemy", "tornado", "docker", "requests", "httpx", "subprocess", "socket",
               "asyncio", "os", "pathlib", "shutil", "threading")
 MAX_LINES = 600
@@ -187,3 +187,11 @@ def test_every_source_directory_is_a_package():
     loose = sorted(str(d.relative_to(REPO)) for pkg in PACKAGES for d in (REPO / pkg).rglob("*")
                    if d.is_dir() and any(d.glob("*.py")) and not (d / "__init__.py").exists())
     assert loose == []
+
+
+def test_the_core_imports_nothing_above_it():
+    """``core`` is the bottom floor: the domain packages build on it, never the reverse."""
+    wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith("quota_service.core")
+                   for t in ts if t.startswith("quota_service.") and not t.startswith(
+                       "quota_service.core"))
+    assert wrong == []

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..sessions import images
+from . import images
 from . import names
 from .errors import Invalid
 from .models import Role

@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 
 from . import admission, holdings
 from ..core import authz
-from ..sessions import images, registry
+from ..core import images
+from ..sessions import registry
 from ..storage import mounts
 from ..tenancy import accounts
 from ..core import slots as slotlib

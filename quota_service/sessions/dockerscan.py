@@ -12,7 +12,7 @@ import asyncio
 from typing import Callable, Iterable
 from urllib.parse import urlparse
 
-from .images import MARKER
+from ..core.images import MARKER
 
 #: URL schemes docker-py speaks; other node backends (e.g. Slurm) are not scanned
 DOCKER_SCHEMES = ("unix", "tcp", "http", "https", "ssh")

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..scheduling import admission
-from . import images
+from ..core import images
 from ..core import authz
 from ..core.authz import Principal
 from ..core.errors import ApiError, Conflict, Hidden, Invalid, NotFound

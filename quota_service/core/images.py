@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Mapping
 from urllib.parse import quote
 
-from ..core import slots as slotlib
+from . import slots as slotlib
 
 LABEL_PREFIX = "ai.hubgrid."
 MARKER = "ai.hubgrid.session-image"
