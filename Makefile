@@ -32,4 +32,4 @@ test:
 	HUBGRID_TEST_SLURM_PARTITION="$$(bash scripts/start-slurm.sh | tail -n1)"; \
 	export HUBGRID_TEST_POSTGRES_URL HUBGRID_TEST_DOCKER_HOSTS HUBGRID_TEST_DOCKER_IMAGE HUBGRID_TEST_SLURM_PARTITION; \
 	(cd labextension && npm test); \
-	PATH="$(CURDIR)/node_modules/.bin:$$PATH" .venv/bin/python -m pytest -ra $(PYTEST_ARGS)
+	PATH="$(CURDIR)/node_modules/.bin:$$PATH" .venv/bin/python -m pytest -ra --durations=40 $(PYTEST_ARGS)
