@@ -1,0 +1,1 @@
+"""Operations of the cluster: usage accounting, idle reclamation, metrics, reconcile."""
