@@ -15,6 +15,7 @@ TABLES = {
     "domains", "projects", "users", "memberships", "keypairs", "audit_log",
     "resource_policies", "resource_groups", "resource_group_grants", "nodes", "devices",
     "allocations", "images", "vfolders", "vfolder_invitations", "vfolder_shares",
+    "reclaim_events",
     "usage_intervals",
 }
 

@@ -196,6 +196,22 @@ class ResourcePolicy(Base):
     #: storage hosts users of this policy may use (issue #5)
     allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    # --- idle reclamation (issue #12) ---
+    #: seconds over which utilization is averaged; None: no utilization rule
+    utilization_window: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: seconds after the session's start before the utilization rule applies
+    utilization_grace: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: {"cpu" | "mem" | "gpu_util" | "gpu_mem": percent as a decimal string}
+    utilization_thresholds: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    #: "and": idle when every measured resource is below its threshold;
+    #: "or": idle when any is
+    utilization_operator: Mapped[str] = mapped_column(
+        String(3), default="and", server_default="and")
+    #: seconds before a reclaim at which the owner is warned
+    reclaim_warning: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: seconds one "keep it" adds, and how many times a session may be kept
+    keep_extension: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_keeps: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class ResourceGroup(Base):
@@ -331,6 +347,45 @@ class Allocation(Base):
     #: the vfolders the session mounts (issue #5):
     #: [{"folder": id, "name": name, "path": host directory, "mode": "ro" | "rw"}]
     mounts: Mapped[list] = mapped_column(JSON, default=list)
+    # --- idle reclamation (issue #12) ---
+    #: the session's latest activity report (the Lab extension):
+    #: {"reported_at", "last_activity", "busy_kernels", "kernels", "terminals", ...}
+    activity: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    #: the reclaim announced to the owner: {rule, deadline, reason, numbers, warned_at}
+    reclaim_notice: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    #: how many times the owner kept it, and until when no rule reclaims it
+    keeps: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    kept_until: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+
+
+class ReclaimEvent(Base):
+    """One decision of idle reclamation: a warning, a keep, a reclaim, or
+    (shadow mode) a reclaim that would have happened."""
+
+    __tablename__ = "reclaim_events"
+    __table_args__ = (
+        CheckConstraint("kind IN ('warning', 'extended', 'reclaimed', 'shadow')",
+                        name="ck_reclaim_events_kind"),
+        CheckConstraint("rule IN ('idle', 'lifetime', 'utilization')",
+                        name="ck_reclaim_events_rule"),
+        Index("ix_reclaim_events_at", "at"),
+        Index("ix_reclaim_events_domain_at", "domain_id", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    allocation_id: Mapped[str] = mapped_column(
+        ForeignKey("allocations.id", ondelete="CASCADE"), index=True
+    )
+    kind: Mapped[str] = mapped_column(String(16))
+    rule: Mapped[str] = mapped_column(String(16))
+    at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    resource_group_id: Mapped[int] = mapped_column(Integer)
+    project_id: Mapped[int] = mapped_column(Integer)
+    domain_id: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(Integer)
+    #: the numbers that triggered it (idle seconds, averages, thresholds,
+    #: deadline, GPU-hours freed ...)
+    details: Mapped[dict] = mapped_column(JSON, default=dict)
 
 
 # --- images (issue #4) -------------------------------------------------------
