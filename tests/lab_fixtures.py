@@ -88,7 +88,8 @@ def isolate(tmp_path, monkeypatch) -> None:
 
 
 @asynccontextmanager
-async def lab_server(tmp_path, monkeypatch, user: str = "alice", **hubgrid):
+async def lab_server(tmp_path, monkeypatch, user: str = "alice", max_body_size: int | None = None,
+                     **hubgrid):
     isolate(tmp_path, monkeypatch)
     (tmp_path / "lab-root").mkdir(exist_ok=True)
     sock, port = bind_unused_port()
@@ -113,7 +114,9 @@ async def lab_server(tmp_path, monkeypatch, user: str = "alice", **hubgrid):
         app.init_signal = lambda: None  # the test runner owns the signals
         app.initialize(argv=[], new_httpserver=False)
         app.start_app()
-        server = HTTPServer(app.web_app)
+        # Jupyter's own limit on request bodies (512 MiB in life) when given
+        server = HTTPServer(app.web_app, **({"max_body_size": max_body_size}
+                                            if max_body_size else {}))
         server.add_sockets([sock])
         client = AsyncHTTPClient(force_instance=True)
         yield Lab(app, f"http://127.0.0.1:{port}/", client, {})

@@ -470,3 +470,111 @@ async def test_a_download_is_streamed_whatever_its_size(lab):
         assert resp.code == 201
     resp, err = await lab.call("GET", f"{base}/files?path=")
     assert resp.code == 502 and "unreachable" in err["message"]
+
+
+# -- request bodies are streamed, not buffered -------------------------------------
+
+
+async def test_a_body_over_the_servers_buffer_limit_streams_through(served, tmp_path, monkeypatch):  # noqa: F811
+    """Jupyter's server holds at most ``max_body_size`` of a buffered body (64 KiB
+    here): a 1 MiB upload gets through only because the forwarder streams it."""
+    Folders(served.world, tmp_path / "unused").set_policy("default")
+    async with lab_server(tmp_path, monkeypatch, user="alice", owner="alice",
+                          api_url=served.api, keypair=keypair_of(served, "alice"),
+                          max_body_size=65536) as lab:
+        resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "stream"})
+        assert resp.code == 201, folder
+        base = f"hubgrid/api/vfolders/{folder['id']}"
+        content = bytes(range(256)) * 4096  # 1 MiB
+        resp, created = await lab.call("PUT", f"{base}/upload?path=big.bin", body=content,
+                                       headers={"Content-Type": "application/octet-stream"})
+        assert resp.code == 201, created
+        resp, got = await lab.call("GET", f"{base}/download?path=big.bin")
+        assert resp.code == 200 and got == content
+
+
+async def tus_upload(lab, name: str, length: int) -> str:
+    """A tus upload of ``length`` bytes created through the forwarder: its path."""
+    import base64
+
+    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": name})
+    assert resp.code == 201, folder
+    meta = "path " + base64.b64encode(b"part.bin").decode()
+    resp, created = await lab.call(
+        "POST", f"hubgrid/api/vfolders/{folder['id']}/tus",
+        headers={"Tus-Resumable": "1.0.0", "Upload-Length": str(length), "Upload-Metadata": meta})
+    assert resp.code == 201, created
+    return resp.headers["Location"].lstrip("/")
+
+
+async def offset_of(lab, upload: str) -> int:
+    resp, _ = await lab.call("HEAD", upload, headers={"Tus-Resumable": "1.0.0"})
+    assert resp.code == 200
+    return int(resp.headers["Upload-Offset"])
+
+
+async def test_the_service_gets_a_bodys_first_bytes_before_the_browser_sends_the_rest(lab):
+    """While the browser still sends, the service already wrote what came
+    (a buffering forwarder would show it nothing until the end)."""
+    import asyncio
+
+    half = 512 * 1024
+    content = bytes(range(256)) * (2 * half // 256)
+    upload = await tus_upload(lab, "early", len(content))
+    seen = []
+
+    async def body(write):
+        await write(content[:half])
+        for _ in range(200):  # at most 10 s
+            seen.append(await offset_of(lab, upload))
+            if seen[-1] > 0:
+                break
+            await asyncio.sleep(0.05)
+        await write(content[half:])
+
+    resp = await lab.client.fetch(
+        lab.url + upload, method="PATCH", body_producer=body, raise_error=False,
+        headers={"Authorization": f"token {TOKEN}", "Tus-Resumable": "1.0.0",
+                 "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0",
+                 "Content-Length": str(len(content))})
+    assert seen and 0 < seen[-1] <= half, seen
+    assert (resp.code, resp.headers["Upload-Offset"]) == (204, str(len(content)))
+
+
+async def test_a_body_broken_off_by_the_browser_keeps_its_offset_and_resumes(lab):
+    """The browser goes away mid-PATCH: the service keeps the bytes it got
+    (the upstream call is aborted, not completed short), and the upload goes
+    on from that offset."""
+    import asyncio
+
+    from tornado.iostream import IOStream
+
+    half = 256 * 1024
+    content = bytes(range(256)) * (2 * half // 256)
+    upload = await tus_upload(lab, "broken", len(content))
+    host, port = lab.url.split("//")[1].rstrip("/").split(":")
+    stream = await IOStream(__import__("socket").socket()).connect((host, int(port)))
+    head = (f"PATCH /{upload} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Authorization: token {TOKEN}\r\nTus-Resumable: 1.0.0\r\n"
+            f"Content-Type: application/offset+octet-stream\r\nUpload-Offset: 0\r\n"
+            f"Content-Length: {len(content)}\r\n\r\n").encode()
+    await stream.write(head + content[:half])
+    offsets = []
+    for _ in range(200):  # at most 10 s for the half to land
+        offsets.append(await offset_of(lab, upload))
+        if offsets[-1] == half:
+            break
+        await asyncio.sleep(0.05)
+    stream.close()
+    assert offsets[-1] == half, offsets
+    for _ in range(200):  # the service ends the broken PATCH: the upload is free again
+        resp, _ = await lab.call("PATCH", upload, body=content[half:], headers={
+            "Tus-Resumable": "1.0.0", "Content-Type": "application/offset+octet-stream",
+            "Upload-Offset": str(half)})
+        if resp.code != 423:
+            break
+        await asyncio.sleep(0.05)
+    assert (resp.code, resp.headers.get("Upload-Offset")) == (204, str(len(content)))
+    folder = upload.split("/tus/")[0]
+    resp, got = await lab.call("GET", f"{folder}/download?path=part.bin")
+    assert resp.code == 200 and got == content

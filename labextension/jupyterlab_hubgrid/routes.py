@@ -17,16 +17,20 @@ credential. What it guarantees:
   rewritten to this server's prefix) pass through unchanged; an unreachable
   service is a 502 and a missing configuration a 503, each with a JSON message.
 
-Request bodies are buffered in memory (large uploads go in tus chunks), and
-so are answers, up to tornado's 100 MB, except file downloads
+Request bodies are streamed to the service as they arrive, one chunk in
+flight at a time (``bodypipe``), whatever their size: an upload through
+Lab runs at the pace of the slower side, with a chunk in memory. Answers are
+buffered, up to tornado's 100 MB, except file downloads
 (``vfolders/{id}/download``), which are streamed to the browser as they come,
 at the browser's pace, whatever their size. ``request_timeout`` bounds a call
-(the service's long-polls last at most 60 s; a download only while it
-connects) and ``max_connections`` how many are open at once.
+(the service's long-polls last at most 60 s; a download, or a body over
+``BIG_BODY`` bytes, only while it connects) and ``max_connections`` how many
+are open at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from urllib.parse import quote, unquote_plus, urlparse
@@ -37,6 +41,8 @@ from tornado import httputil, web
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
+
+from .bodypipe import BodyPipe
 
 #: where the forwarder answers, under the server's base_url
 PREFIX = "hubgrid/api/"
@@ -61,6 +67,10 @@ STREAMED = re.compile(r"vfolders/[^/]+/download")
 STREAMED_MAX = 2**62
 #: statuses that carry no body
 BODYLESS = (204, 304)
+#: verbs whose request body is streamed to the service
+BODY_METHODS = ("POST", "PUT", "PATCH")
+#: a body this large takes its time: no overall timeout (the connection's holds)
+BIG_BODY = 2**20
 
 
 class HubgridLab(Configurable):
@@ -213,11 +223,39 @@ def local_location(location: str, api_url: str, local_prefix: str) -> str | None
     return local_prefix + path[len(api_path):]
 
 
+@web.stream_request_body
 class ForwardHandler(APIHandler):
     """Forward one call under ``hubgrid/api/`` to the hubgrid API."""
 
+    _pipe: BodyPipe | None = None
+    _answer: asyncio.Future | None = None
+
     def initialize(self, config: HubgridLab):
         self.hubgrid = config
+
+    async def prepare(self):
+        """Authenticated (and XSRF-checked) by Jupyter; a call with a body
+        starts here, so its bytes go on to the service as they arrive."""
+        await super().prepare()
+        if self.request.method not in BODY_METHODS:
+            return
+        if not self.current_user:  # @web.authenticated would refuse, after the body
+            raise web.HTTPError(403)
+        self.request.connection.set_max_body_size(STREAMED_MAX)
+        self._pipe = BodyPipe()
+        self._answer = asyncio.ensure_future(self.send(self.path_args[0], self._pipe))
+        self._answer.add_done_callback(_retrieve)
+        self._pipe.watch(self._answer)
+
+    def data_received(self, chunk: bytes):
+        if self._pipe is not None:
+            return self._pipe.put(chunk)
+        return None
+
+    def on_connection_close(self):
+        if self._pipe is not None:
+            self._pipe.break_off()
+        super().on_connection_close()
 
     def check_owner(self) -> None:
         owner = self.hubgrid.owner
@@ -241,26 +279,42 @@ class ForwardHandler(APIHandler):
         query = forwarded_query(self.request.query)
         return cfg.api_url + api_path + (f"?{query}" if query else "")
 
-    async def forward(self, path: str) -> None:
+    def send(self, path: str, pipe: BodyPipe | None = None) -> asyncio.Future:
+        """Start the call to the service (its body from ``pipe``, if any); the
+        owner check and the URL's come first, so a refusal sends nothing."""
         self.check_owner()
         url = self.upstream(path)
         headers = {k: v for k in REQUEST_HEADERS if (v := self.request.headers.get(k)) is not None}
         headers["Authorization"] = self.hubgrid.authorization()
         method = self.request.method
-        body = self.request.body if method in ("POST", "PUT", "PATCH") else None
         stream = method == "GET" and STREAMED.fullmatch(path) is not None
         timeout = self.hubgrid.request_timeout
+        length = self.request.headers.get("Content-Length")
+        if pipe is not None and length is not None:
+            headers["Content-Length"] = length  # else tornado sends it chunked
+        big = pipe is not None and (length is None or not length.isdigit()
+                                    or int(length) > BIG_BODY)
         request = HTTPRequest(
-            url, method=method, headers=headers, body=body, follow_redirects=False,
-            allow_nonstandard_methods=True, request_timeout=0 if stream else timeout,
+            url, method=method, headers=headers, follow_redirects=False,
+            body_producer=pipe.produce if pipe is not None else None,
+            allow_nonstandard_methods=True, request_timeout=0 if stream or big else timeout,
             connect_timeout=min(10.0, timeout), decompress_response=not stream,
             header_callback=self.upstream_header if stream else None,
             streaming_callback=self.upstream_chunk if stream else None,
         )
         self._upstream: tuple | None = None
         self._streaming = False
+        return asyncio.ensure_future(
+            self.hubgrid.client(stream).fetch(request, raise_error=False))
+
+    async def forward(self, path: str) -> None:
+        if self._answer is not None:  # started in prepare; the body is all there
+            self._pipe.end()
+            answer = self._answer
+        else:
+            answer = self.send(path)
         try:
-            response = await self.hubgrid.client(stream).fetch(request, raise_error=False)
+            response = await answer
         except (OSError, HTTPClientError) as e:
             raise web.HTTPError(502, f"hubgrid: the hubgrid service is unreachable: {e}") from None
         if self._streaming:
@@ -336,6 +390,13 @@ class ForwardHandler(APIHandler):
     @web.authenticated
     async def delete(self, path):
         await self.forward(path)
+
+
+def _retrieve(future: asyncio.Future) -> None:
+    """An upstream call nobody awaited (the browser left mid-body) keeps no
+    unretrieved exception."""
+    if not future.cancelled():
+        future.exception()
 
 
 def setup_route_handlers(web_app, parent=None) -> HubgridLab:
