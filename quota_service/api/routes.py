@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import files, images, internal, scheduling, tenancy, uploads, vfolders
+from . import files, images, internal, scheduling, tenancy, uploads, usage, vfolders
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
 
@@ -63,6 +63,8 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
+    # usage accounting (issue #12)
+    (r"usage", usage.UsageHandler),
     # images
     (r"images", images.ImagesHandler),
     (r"images/scan", images.ImageScanHandler),

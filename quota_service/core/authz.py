@@ -197,3 +197,15 @@ def audit_scope(p: Principal) -> str | None:
     if is_domain_admin_role(p.role):
         return p.domain
     raise Denied("only admins may read the access log")
+
+
+# --- usage accounting --------------------------------------------------------
+
+def usage_scope(p: Principal) -> tuple[str | None, str | None]:
+    """Whose usage ``p`` reads, as (domain, user), None meaning any: a
+    superadmin everyone's, a domain admin their domain's, a user their own."""
+    if p.is_superadmin:
+        return None, None
+    if is_domain_admin_role(p.role):
+        return p.domain, None
+    return p.domain, p.name

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from . import admission, holdings
 from ..core import authz
 from ..core import images
+from ..operations import usage_store
 from ..sessions import registry
 from ..storage import mounts
 from ..tenancy import accounts
@@ -457,6 +458,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
     if a.state in ACTIVE:
         if a.state == "allocated":
             a.state, a.ended_at, a.exit_code = "released", now, exit_code
+            usage_store.record(s, a)  # the usage record's interval (issue #12)
         else:
             a.state = "cancelled"
         a.released_at = now
