@@ -83,9 +83,12 @@ async def test_clearing_is_for_those_who_may_change_the_limit(api):
 @pytest.mark.parametrize("model, fields", [
     ("ProjectUpdate", ["max_concurrent_sessions", "max_vfolder_count", "max_vfolder_size"]),
     ("ResourceGroupUpdate", ["pending_timeout"]),
-    ("ResourcePolicyUpdate", ["idle_timeout", "max_concurrent_sessions", "max_gpus_per_session",
+    ("ResourcePolicyUpdate", ["idle_timeout", "keep_extension", "max_concurrent_sessions",
+                              "max_gpus_per_session", "max_keeps",
                               "max_pending_sessions", "max_session_lifetime",
-                              "max_vfolder_count", "max_vfolder_size"]),
+                              "max_vfolder_count", "max_vfolder_size", "reclaim_warning",
+                              "utilization_grace", "utilization_thresholds",
+                              "utilization_window"]),
 ])
 def test_the_openapi_document_lists_what_can_be_cleared(model, fields):
     from quota_service.api.openapi import document

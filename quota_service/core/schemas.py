@@ -209,6 +209,12 @@ SessionType = Literal["interactive", "batch"]
 GroupNames = list[EntityName]
 
 
+#: utilization thresholds of a resource policy, percent per metric (idle reclamation)
+Percent = Annotated[Decimal, Field(ge=0, le=100, decimal_places=2)]
+Thresholds = dict[Literal["cpu", "mem", "gpu_util", "gpu_mem"], Percent]
+ReclaimSeconds = Annotated[int, Field(ge=0, le=10 * 365 * 86400)]
+
+
 class ResourcePolicyCreate(Body):
     name: EntityName
     total_resource_slots: LimitSlots = {}
@@ -223,6 +229,13 @@ class ResourcePolicyCreate(Body):
     max_vfolder_count: Count | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
     allowed_vfolder_hosts: NameList = []
+    utilization_window: Seconds | None = None
+    utilization_grace: ReclaimSeconds | None = None
+    utilization_thresholds: Thresholds | None = None
+    utilization_operator: Literal["and", "or"] = "and"
+    reclaim_warning: ReclaimSeconds | None = None
+    keep_extension: Seconds | None = None
+    max_keeps: Count | None = None
 
 
 class ResourcePolicyUpdate(Update):
@@ -238,9 +251,18 @@ class ResourcePolicyUpdate(Update):
     max_vfolder_count: Count | None = None
     max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
     allowed_vfolder_hosts: NameList | None = None
+    utilization_window: Seconds | None = None
+    utilization_grace: ReclaimSeconds | None = None
+    utilization_thresholds: Thresholds | None = None
+    utilization_operator: Literal["and", "or"] | None = None
+    reclaim_warning: ReclaimSeconds | None = None
+    keep_extension: Seconds | None = None
+    max_keeps: Count | None = None
     clear: clear_list("max_concurrent_sessions", "max_session_lifetime", "idle_timeout",
                       "max_pending_sessions", "max_gpus_per_session", "max_vfolder_count",
-                      "max_vfolder_size") = []
+                      "max_vfolder_size", "utilization_window", "utilization_grace",
+                      "utilization_thresholds", "reclaim_warning", "keep_extension",
+                      "max_keeps") = []
 
 
 class ResourceGroupCreate(Body):

@@ -81,6 +81,19 @@ async def repeat(what: str, run: Callable[[], object], interval: Callable[[], fl
         await asyncio.sleep(interval())
 
 
+async def repeat_async(what: str, run: Callable[[], Awaitable[object]],
+                       interval: Callable[[], float], log: logging.Logger) -> None:
+    """Await ``run()`` now, then every ``interval()`` seconds (an interval of
+    0 or less: idle, asking again every 10 s); a failing pass is logged."""
+    while True:
+        if interval() > 0:
+            try:
+                await run()
+            except Exception:
+                log.exception("%s failed; will retry", what)
+        await asyncio.sleep(interval() if interval() > 0 else 10.0)
+
+
 def reconcile(factory: sessionmaker[Session], held: frozenset[str], as_of: dt.datetime,
               pending: frozenset[tuple[str, str]], grace: float, now: dt.datetime,
               log: logging.Logger, released: Callable[[], None]) -> ledger.Reconciled:

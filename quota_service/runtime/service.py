@@ -25,6 +25,8 @@ from ..scheduling.waiters import Presence, Waiters
 from ..sessions import dockerevents, dockerscan, registry, logs as sessionlogs
 from ..storage import hosts as storage, folders as vfolders
 from ..tenancy.hubmirror import HubMirror
+from ..operations.reclaim import sources
+from ..operations.reclaim.reclaimpass import PassReport, Reclaimer
 from . import passes
 
 
@@ -129,6 +131,32 @@ class ServiceRuntime:
         return passes.purge_logs(self.session_factory, self.log_store, self.clock(),
                                  self.session_log_retention_days, self.log)
 
+    # -- idle reclamation (issue #12) -----------------------------------------
+
+    _reclaimer: Reclaimer | None = None
+
+    @property
+    def reclaimer(self) -> Reclaimer:
+        """The reclaim pass and the utilization readings it keeps."""
+        if self._reclaimer is None:
+            self._reclaimer = Reclaimer(self.session_factory, self.log)
+        return self._reclaimer
+
+    #: the GPU source of the utilization rule (tests put a declared one here)
+    gpu_source: sources.GPUSource | None = None
+
+    async def reclaim_now(self) -> PassReport:
+        """One pass of idle reclamation: warn, reclaim, record (``reclaim_*`` settings)."""
+        if self.gpu_source is None:
+            self.gpu_source = (sources.NVMLGPUSource() if self.reclaim_gpu_source == "nvml"
+                               else sources.NoGPUSource())
+        return await self.reclaimer.run(
+            self.clock(), hub=self.mirror.hub, slack=self.reclaim_interval,
+            shadow=self.reclaim_shadow_mode, default_warning=self.reclaim_warning,
+            docker_hosts=list(self.docker_hosts), make_client=self.docker_client,
+            docker_timeout=self.docker_timeout, gpu=self.gpu_source,
+            released=self.schedule_soon)
+
     # -- background --------------------------------------------------------
 
     def background(self) -> list:
@@ -143,6 +171,8 @@ class ServiceRuntime:
             passes.repeat("vfolder usage scan", self.measure_usage,
                           lambda: self.vfolder_usage_interval, self.log),
         ]
+        work.append(passes.repeat_async("reclaim pass", self.reclaim_now,
+                                        lambda: self.reclaim_interval, self.log))
         if self.scan_images_at_start:
             work.append(self._scan_at_start())
         if self.follow_docker_events:

@@ -30,6 +30,7 @@ from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
 from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePolicy, User
 from ..core.names import format_amount
 from ..core.orm import aware, iso
+from ..operations.reclaim import rules as reclaim_rules
 from .placement import GPU_MILLI, ClusterState
 from .placement import Node as PNode
 from .placement import Request as PRequest
@@ -333,6 +334,8 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "ended_at": iso(a.ended_at),
         "log_purged_at": iso(a.log_purged_at),
         "mounts": list(a.mounts or []) if mount_paths else mounts.public(a.mounts or []),
+        # the reclaim announced to the owner (idle reclamation), or None
+        "reclaim": reclaim_rules.public(a.reclaim_notice, a.keeps or 0, aware(a.kept_until)),
     }
 
 

@@ -51,12 +51,23 @@ def policy_model(pol: ResourcePolicy) -> dict:
         "max_vfolder_size": pol.max_vfolder_size,
         "allowed_vfolder_hosts": pol.allowed_vfolder_hosts,
         "created_at": iso(pol.created_at),
+        # idle reclamation (docs/operations.md)
+        "utilization_window": pol.utilization_window,
+        "utilization_grace": pol.utilization_grace,
+        "utilization_thresholds": pol.utilization_thresholds,
+        "utilization_operator": pol.utilization_operator,
+        "reclaim_warning": pol.reclaim_warning,
+        "keep_extension": pol.keep_extension,
+        "max_keeps": pol.max_keeps,
     }
 
 
 def _policy_values(values: dict) -> dict:
     if values.get("max_gpus_per_session") is not None:
         values["max_gpus_per_session"] = format_amount(values["max_gpus_per_session"])
+    if values.get("utilization_thresholds") is not None:
+        values["utilization_thresholds"] = {k: format_amount(v) for k, v in
+                                            sorted(values["utilization_thresholds"].items())}
     return values
 
 
