@@ -27,6 +27,7 @@ from traitlets.config import Application
 from .api import openapi, routes
 from .api.uploadbook import FileUploads
 from .core import db, forwarded
+from .operations import metrics_export
 from .runtime import bootstrap, lifecycle, passes
 from .runtime.service import ServiceRuntime
 from .scheduling import queue as queueing, waiters
@@ -442,19 +443,23 @@ class HubgridService(ServiceRuntime, Application):
         ``c.HubgridService.vfolder_tus_expiry_hours = 48``.""",
     ).tag(config=True)
 
-    # -- idle reclamation (issue #12; docs/operations.md) ---------------------
+    # -- metrics (issue #12) -------------------------------------------------
 
-    reclaim_interval = Float(60.0, help="""Seconds between idle reclamation passes
-        (0: off); a session is reclaimed within one interval of its deadline.""",
-                             ).tag(config=True)
-    reclaim_shadow_mode = Bool(False, help="""Only report what would be reclaimed
-        (``shadow`` events with the GPU-hours it would free); warn and stop nothing.""",
-                               ).tag(config=True)
-    reclaim_warning = Integer(300, help="""Seconds of warning before a reclaim, for
-        policies without their own ``reclaim_warning`` (0: none).""").tag(config=True)
-    reclaim_gpu_source = Enum(["none", "nvml"], "none", help="""GPU readings of the
-        utilization rule: NVML on the service's node, or none (GPU thresholds: no
-        data, never idle).""").tag(config=True)
+    authenticate_prometheus = Bool(
+        True,
+        help="""Scrapers of ``<prefix>api/v1/metrics`` must authenticate, as for
+        JupyterHub's own setting of this name: a hub token with the scope
+        ``read:metrics`` (and ``access:services!service=hubgrid``), or a
+        superadmin's token or keypair. ``False``: anyone who can reach the
+        service may read the metrics (see docs/operations.md).""",
+    ).tag(config=True)
+
+    metrics_user_labels = Bool(
+        False,
+        help="""Also export per-user series (``hubgrid_user_*``: slots and
+        sessions of each user). Off by default: one series per user is an
+        unbounded label set that grows with every user.""",
+    ).tag(config=True)
 
     # -- setup -------------------------------------------------------------
 
@@ -500,6 +505,7 @@ class HubgridService(ServiceRuntime, Application):
             [(pattern, handler, kwargs)
              for pattern, handler in routes.service_routes(self.service_prefix, self.api_prefix)],
             openapi=openapi.document(self.api_prefix, openapi.oauth_cookie_name(self)),
+            metrics=metrics_export.Exporter(self),
             cookie_secret=os.environ.get("JUPYTERHUB_COOKIE_SECRET") or secrets.token_bytes(32),
             xsrf_cookies=False,
         )

@@ -345,6 +345,8 @@ CASES = [
     ("tus-terminate", "DELETE", "vfolders/{folder}/tus/{upload}", None, alice_tus_upload,
      expect(404, alice=204), TUS),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
+    # Prometheus: superadmins (and hub tokens with read:metrics, tests/test_metrics.py)
+    ("metrics", "GET", "metrics", None, nothing, expect(403, admin=200)),
     # a verb tornado never serves: 405 (with Allow) before anybody is asked who they are
     ("trace-domains", "TRACE", "domains", None, nothing, expect(405)),
     ("internal-login", "POST", "internal/login",

@@ -166,7 +166,9 @@ async def fetch(client, url, method="GET", auth=None, body=None):
         body = "{}"
     resp = await client.fetch(url, method=method, headers=headers, body=body, raise_error=False,
                               allow_nonstandard_methods=True)
-    data = json.loads(resp.body) if resp.body else None
+    # JSON answers only: the metrics are text
+    is_json = resp.headers.get("Content-Type", "").startswith("application/json")
+    data = json.loads(resp.body) if resp.body and is_json else None
     return resp, data
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
+from . import files, images, internal, scheduling, tenancy, uploads, usage, vfolders
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
+from .metrics import MetricsHandler
 
 
 def segment(name: str) -> str:
@@ -63,10 +64,6 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
-    # idle reclamation
-    (rf"allocations/{ALLOCATION}/activity", reclaim.ActivityHandler),
-    (rf"allocations/{ALLOCATION}/keep", reclaim.KeepHandler),
-    (r"reclaim/events", reclaim.ReclaimEventsHandler),
     # usage accounting (issue #12)
     (r"usage", usage.UsageHandler),
     # images
@@ -95,6 +92,8 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"vfolders/{FOLDER}/move", files.MoveHandler),
     (rf"vfolders/{FOLDER}/tus", uploads.TusCreateHandler),
     (rf"vfolders/{FOLDER}/tus/{segment('upload_id')}", uploads.TusUploadHandler),
+    # Prometheus (issue #12)
+    (r"metrics", MetricsHandler),
 ]
 
 

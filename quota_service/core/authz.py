@@ -110,14 +110,6 @@ def require_see_user(p: Principal, name: str, domain: str) -> None:
         raise _not_found("user", name)
 
 
-def require_session_owner(p: Principal, owner: str, owner_domain: str) -> None:
-    """A session's own reports and "keep it": its owner only (an admin sees
-    the session but does not act as its owner)."""
-    require_see_user(p, owner, owner_domain)
-    if p.name != owner:
-        raise Denied("only the session's owner may do this")
-
-
 def require_create_user(p: Principal, domain: str, role: Role) -> None:
     require_administer(p, domain, "create users in it")
     if is_superadmin_role(role) and not p.is_superadmin:
@@ -217,3 +209,23 @@ def usage_scope(p: Principal) -> tuple[str | None, str | None]:
     if is_domain_admin_role(p.role):
         return p.domain, None
     return p.domain, p.name
+
+
+# --- metrics ---------------------------------------------------------------
+
+#: the hub's scope for reading metrics (JupyterHub's /hub/metrics asks for it too)
+METRICS_SCOPE = "read:metrics"
+
+
+def may_read_metrics(p: Principal | None, hub_scopes: frozenset[str] = frozenset()) -> bool:
+    """Who may scrape the Prometheus endpoint: a superadmin (any credential),
+    or any hub token (a user's or a service's, e.g. Prometheus's) carrying
+    the hub's ``read:metrics`` scope. Domain admins may not: the metrics
+    cover every domain."""
+    return METRICS_SCOPE in hub_scopes or (p is not None and p.is_superadmin)
+
+
+def require_read_metrics(p: Principal | None, hub_scopes: frozenset[str] = frozenset()) -> None:
+    if not may_read_metrics(p, hub_scopes):
+        raise Denied(f"reading the metrics needs a superadmin or a hub token with the scope "
+                     f"{METRICS_SCOPE}")
