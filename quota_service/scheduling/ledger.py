@@ -509,7 +509,6 @@ def reconcile(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float
     allocation the spawner has not recorded yet). Allocations made less than
     ``grace`` seconds before ``as_of`` are left alone, their spawner may not
     have recorded them yet: ``recheck_at`` says when to look again."""
-    cutoff = as_of - dt.timedelta(seconds=grace)
     released: list[str] = []
     recheck: dt.datetime | None = None
     rows = s.execute(select(Allocation, User.name).join(User, User.id == Allocation.user_id)
@@ -518,18 +517,28 @@ def reconcile(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float
         if a.id in held:
             continue
         created = aware(a.created_at)
-        if (user, a.server_name) in pending_servers:
-            due = max(created, as_of) + dt.timedelta(seconds=grace)
-        elif created < cutoff:
+        due = unheld_check_due(created, (user, a.server_name) in pending_servers, as_of, grace)
+        if due is None:
             age = (as_of - created).total_seconds()
             release_allocation(s, a, now, f"no hub server holds it (reconciled {age:.0f} s "
                                "after it was made)")
             released.append(a.id)
             continue
-        else:
-            due = created + dt.timedelta(seconds=grace)
         recheck = due if recheck is None else min(recheck, due)
     return Reconciled(released, recheck)
+
+
+def unheld_check_due(created: dt.datetime, starting: bool, as_of: dt.datetime,
+                     grace: float) -> dt.datetime | None:
+    """A live hub allocation no hub server held at ``as_of``: None when it
+    is to be released (no server holds it and it is older than ``grace``),
+    else when to look again (it is younger, or ``starting``: a pending
+    server of its name holds it until ``grace`` after ``as_of``). Pure."""
+    if starting:
+        return max(created, as_of) + dt.timedelta(seconds=grace)
+    if created < as_of - dt.timedelta(seconds=grace):
+        return None
+    return created + dt.timedelta(seconds=grace)
 
 
 def reconcile_hub(s: Session, held: frozenset[str], as_of: dt.datetime, grace: float,
