@@ -443,6 +443,20 @@ class HubgridService(ServiceRuntime, Application):
         ``c.HubgridService.vfolder_tus_expiry_hours = 48``.""",
     ).tag(config=True)
 
+    # -- idle reclamation (issue #12; docs/operations.md) ---------------------
+
+    reclaim_interval = Float(60.0, help="""Seconds between idle reclamation passes
+        (0: off); a session is reclaimed within one interval of its deadline.""",
+                             ).tag(config=True)
+    reclaim_shadow_mode = Bool(False, help="""Only report what would be reclaimed
+        (``shadow`` events with the GPU-hours it would free); warn and stop nothing.""",
+                               ).tag(config=True)
+    reclaim_warning = Integer(300, help="""Seconds of warning before a reclaim, for
+        policies without their own ``reclaim_warning`` (0: none).""").tag(config=True)
+    reclaim_gpu_source = Enum(["none", "nvml"], "none", help="""GPU readings of the
+        utilization rule: NVML on the service's node, or none (GPU thresholds: no
+        data, never idle).""").tag(config=True)
+
     # -- metrics (issue #12) -------------------------------------------------
 
     authenticate_prometheus = Bool(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import files, images, internal, scheduling, tenancy, uploads, usage, vfolders
+from . import files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
 from .metrics import MetricsHandler
@@ -64,6 +64,10 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
+    # idle reclamation
+    (rf"allocations/{ALLOCATION}/activity", reclaim.ActivityHandler),
+    (rf"allocations/{ALLOCATION}/keep", reclaim.KeepHandler),
+    (r"reclaim/events", reclaim.ReclaimEventsHandler),
     # usage accounting (issue #12)
     (r"usage", usage.UsageHandler),
     # images

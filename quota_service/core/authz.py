@@ -110,6 +110,14 @@ def require_see_user(p: Principal, name: str, domain: str) -> None:
         raise _not_found("user", name)
 
 
+def require_session_owner(p: Principal, owner: str, owner_domain: str) -> None:
+    """A session's own reports and "keep it": its owner only (an admin sees
+    the session but does not act as its owner)."""
+    require_see_user(p, owner, owner_domain)
+    if p.name != owner:
+        raise Denied("only the session's owner may do this")
+
+
 def require_create_user(p: Principal, domain: str, role: Role) -> None:
     require_administer(p, domain, "create users in it")
     if is_superadmin_role(role) and not p.is_superadmin:
