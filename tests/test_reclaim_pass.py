@@ -1,0 +1,84 @@
+"""The reclaim pass on the real service (API allocations, injected clock):
+warning before reclaim, the notice on the allocation's JSON, keep, a changed
+policy taking effect at the next check, the records of a reclaim."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from quota_service.core.models import AuditEntry, ReclaimEvent
+from service_app import served  # noqa: F401
+
+
+def at(cluster, seconds: float) -> dt.datetime:
+    """``seconds`` after the session started (the cluster's clock)."""
+    return cluster.now + dt.timedelta(seconds=seconds)
+
+
+async def run(svc, now):
+    return await svc.reclaimer.run(now, hub=None, slack=1.0, shadow=svc.reclaim_shadow_mode,
+                                   default_warning=60, docker_hosts=[], make_client=None,
+                                   docker_timeout=1.0, gpu=None)
+
+
+@pytest.fixture
+def session(cluster):
+    cluster.add_group("g", {"n1": ()})
+    cluster.set_policy("default", idle_timeout=600, reclaim_warning=60, keep_extension=300,
+                       max_keeps=1)
+    return cluster.submit("alice", "ml", "g", slots={"cpu": "1", "mem": "1G"})["id"]
+
+
+async def test_an_idle_session_is_warned_kept_then_reclaimed_with_its_numbers(served, cluster, session):  # noqa: F811
+    svc = served.svc
+    assert (await run(svc, at(cluster, 100))).warned == []
+    rep = await run(svc, at(cluster, 560))
+    assert rep.warned == [session]
+    _, model = await served.call("GET", f"allocations/{session}", "alice")
+    assert model["reclaim"]["rule"] == "idle" and model["reclaim"]["can_keep"] is True
+    resp, kept = await served.call("POST", f"allocations/{session}/keep", "alice")
+    assert resp.code == 200 and kept["keeps"] == 1 and kept["can_keep"] is False
+    resp, _ = await served.call("POST", f"allocations/{session}/keep", "alice")
+    assert resp.code == 422  # bounded by max_keeps
+    resp, _ = await served.call("POST", f"allocations/{session}/keep", "ada")
+    assert resp.code == 403  # an admin sees it but is not its owner
+    assert (await run(svc, at(cluster, 700))).reclaimed == []
+    assert (await run(svc, at(cluster, 900))).warned == [session]
+    rep = await run(svc, at(cluster, 1000))
+    assert rep.reclaimed == [session]
+    _, model = await served.call("GET", f"allocations/{session}", "alice")
+    assert model["state"] == "released" and model["release_reason"].startswith("reclaimed (idle)")
+    assert cluster.world.count(ReclaimEvent, ReclaimEvent.kind == "reclaimed") == 1
+    assert cluster.world.count(AuditEntry, AuditEntry.action == "allocation.reclaim") == 1
+    _, events = await served.call("GET", "reclaim/events", "alice")
+    assert sorted(e["kind"] for e in events["events"]) == ["extended", "reclaimed", "warning",
+                                                           "warning"]
+
+
+async def test_a_busy_kernel_report_keeps_the_session_and_a_changed_policy_applies(served, cluster, session):  # noqa: F811
+    svc = served.svc
+    resp, _ = await served.call("POST", f"allocations/{session}/activity", "alice",
+                                json_body={"kernels": 1, "busy_kernels": 1, "connections": 0})
+    assert resp.code == 200
+    resp, _ = await served.call("POST", f"allocations/{session}/activity", "bob",
+                                json_body={"kernels": 0})
+    assert resp.code == 404
+    # reported now and busy: idle counts from now
+    assert (await run(svc, at(cluster, 500))).warned == []
+    cluster.set_policy("default", idle_timeout=100)  # takes effect at the next check
+    rep = await run(svc, at(cluster, 200))
+    assert rep.reclaimed == [session] or rep.warned == [session]
+
+
+async def test_shadow_mode_stops_nothing_and_counts_what_it_would_free(served, cluster, session):  # noqa: F811
+    svc = served.svc
+    svc.reclaim_shadow_mode = True
+    rep = await run(svc, at(cluster, 700))
+    assert rep.shadow == [session] and rep.reclaimed == []
+    assert (await run(svc, at(cluster, 800))).shadow == []  # reported once
+    _, model = await served.call("GET", f"allocations/{session}", "alice")
+    assert model["state"] == "allocated" and model["reclaim"] is None
+    _, events = await served.call("GET", "reclaim/events?kind=shadow", "root")
+    assert events["events"][0]["rule"] == "idle" and "shadow_gpu_hours_freed" in events
