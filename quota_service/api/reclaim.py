@@ -58,9 +58,9 @@ class KeepHandler(APIHandler):
     async def post(self, allocation_id):
         """Keep the session: every reclaim deadline moves by the policy's keep_extension."""
         self.audit_target = allocation_id
-        now, warning = self.now(), self.service.reclaim_warning
-        model = await self.db(lambda s: store.keep(s, self.principal, allocation_id, now,
-                                                   warning))
+        now = self.now()
+        # the keep bounds do not depend on the warning lead
+        model = await self.db(lambda s: store.keep(s, self.principal, allocation_id, now, 0))
         self.audit_detail = f"kept until {model['kept_until']} ({model['keeps']} of " \
                             f"{model['max_keeps']})"
         self.finish_json(model)
