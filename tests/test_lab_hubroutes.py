@@ -11,7 +11,9 @@ owner with its own token (``servers!user`` from ``server_token_scopes``).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import uuid
 from types import SimpleNamespace
 
@@ -35,13 +37,15 @@ class RecordingHub(web.RequestHandler):
     def initialize(self, calls: list, answers: dict):
         self.calls, self.answers = calls, answers
 
-    def _answer(self, path):
+    async def _answer(self, path):
         self.calls.append(SimpleNamespace(method=self.request.method, path=path,
                                           auth=self.request.headers.get("Authorization"),
                                           ctype=self.request.headers.get("Content-Type"),
                                           body=self.request.body))
         status, body = self.answers.get((self.request.method, path), (404, {"status": 404,
                                                                            "message": "no"}))
+        if callable(status):  # an answer that waits for something: (coroutine fn, None)
+            status, body = await status()
         self.set_status(status)
         if body is not None:
             self.set_header("Content-Type", "application/json")
@@ -123,6 +127,133 @@ async def test_the_hubs_refusals_keep_their_status_and_message(lab, fake_hub):
     resp, body = await lab.call("POST", "hubgrid/hub/users/alice/servers/bad")
     assert resp.code == 403 and "current scopes" in body["message"]
     assert json.loads(fake_hub.calls[-1].body) == {}  # an empty start body is {}
+
+
+# -- a stop while the start is pending --------------------------------------------------
+
+#: what JupyterHub answers a start whose spawn it cancelled (or any exception it
+#: has no message for)
+NO_REASON_500 = (500, {"status": 500, "message": "Internal Server Error"})
+
+
+async def until(check, timeout: float = 10.0):
+    """Wait (bounded) until ``check()`` is true."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_start_stopped_while_it_is_pending_answers_409_stopped_while_starting(lab, fake_hub):
+    """JupyterHub's stop of a server whose start is pending cancels the spawn, and
+    the start request then dies with a 500 that gives no reason: the forwarder,
+    which forwarded the stop meanwhile, says what happened instead."""
+    stopped = asyncio.Event()
+
+    async def start():
+        await stopped.wait()
+        return NO_REASON_500
+
+    async def stop():
+        stopped.set()
+        return 204, None
+
+    fake_hub.answers[("POST", "users/alice/servers/train")] = (start, None)
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = (stop, None)
+    starting = asyncio.ensure_future(lab.call("POST", "hubgrid/hub/users/alice/servers/train",
+                                              json_body={"user_options": {}}))
+    await until(lambda: len(fake_hub.calls) == 1)
+    resp, _ = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert resp.code == 204
+    resp, err = await asyncio.wait_for(starting, 30)
+    assert resp.code == 409, err
+    assert err["reason"] == "Stopped while starting"
+    assert err["message"] == ("hubgrid: session train was stopped while it was starting: "
+                              "it did not start and is not running")
+
+
+def answers_in_turn(*answers):
+    """A hub answer that is each of ``answers`` in turn."""
+    left = iter(answers)
+
+    async def answer():
+        return next(left)
+
+    return answer, None
+
+
+def servers(**pending) -> tuple:
+    """``GET users/alice``: alice's servers, each pending as given."""
+    return 200, {"name": "alice", "servers": {
+        name: {"name": name, "pending": p, "ready": p is None} for name, p in pending.items()}}
+
+
+async def test_a_stop_failing_while_the_start_unwinds_is_asked_again_once_it_has(lab, fake_hub):
+    """JupyterHub cancels the pending start, waits a second and answers 500
+    ("pending spawn") when the start has not unwound by then: the forwarder
+    waits until the hub no longer shows the start pending and stops again."""
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = answers_in_turn(
+        NO_REASON_500, (202, None))
+    fake_hub.answers[("GET", "users/alice")] = answers_in_turn(
+        servers(train="spawn"), servers(train="spawn"), servers(train=None))
+    resp, _ = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert resp.code == 202
+    assert [(c.method, c.path) for c in fake_hub.calls] == [
+        ("DELETE", "users/alice/servers/train"), ("GET", "users/alice"), ("GET", "users/alice"),
+        ("GET", "users/alice"), ("DELETE", "users/alice/servers/train")]
+    assert {c.auth for c in fake_hub.calls} == {f"token {HUB_TOKEN}"}
+
+
+async def test_a_stop_failing_while_the_start_unwinds_is_done_when_the_server_is_gone(lab,
+                                                                                     fake_hub):
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = NO_REASON_500
+    fake_hub.answers[("GET", "users/alice")] = answers_in_turn(servers(train="spawn"),
+                                                               servers(other=None))
+    resp, _ = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert resp.code == 204
+    assert [c.method for c in fake_hub.calls] == ["DELETE", "GET", "GET"]
+    # a stop the hub fails with a reason is passed on as it is
+    refusal = {"status": 400, "message": "Cannot stop a server while it is being renamed"}
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = (400, refusal)
+    resp, err = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert (resp.code, err) == (400, refusal)
+
+
+async def test_a_start_that_never_unwinds_is_a_409_after_the_request_timeout(fake_hub, tmp_path,
+                                                                           monkeypatch):
+    hub_config(tmp_path, hub_api_url=fake_hub.url, hub_token=HUB_TOKEN, owner="alice",
+               request_timeout=0.3)
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = NO_REASON_500
+    fake_hub.answers[("GET", "users/alice")] = servers(train="spawn")
+    async with lab_server(tmp_path, monkeypatch, user="alice") as lab:
+        resp, err = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert resp.code == 409 and err["reason"] == "Still starting", err
+    assert "train is still starting 0.3 s after JupyterHub was asked to stop it" in err["message"]
+    assert [c.method for c in fake_hub.calls][:2] == ["DELETE", "GET"]
+    assert [c.method for c in fake_hub.calls].count("DELETE") == 1
+
+
+async def test_a_start_that_fails_without_a_reason_says_which_and_where_to_look(lab, fake_hub):
+    # a stop that ended before the start (or of another server) changes nothing
+    fake_hub.answers[("DELETE", "users/alice/servers/train")] = (204, None)
+    fake_hub.answers[("DELETE", "users/alice/servers/other")] = (204, None)
+    resp, _ = await lab.call("DELETE", "hubgrid/hub/users/alice/servers/train")
+    assert resp.code == 204
+
+    async def start():
+        await lab.call("DELETE", "hubgrid/hub/users/alice/servers/other")
+        return NO_REASON_500
+
+    fake_hub.answers[("POST", "users/alice/servers/train")] = (start, None)
+    resp, err = await lab.call("POST", "hubgrid/hub/users/alice/servers/train", json_body={})
+    assert resp.code == 500, err
+    assert err["message"].startswith("hubgrid: JupyterHub did not start session train and gave "
+                                     "no reason (500 Internal Server Error)"), err
+    # a start the hub refuses with its reason keeps it, also as a 500
+    refusal = {"status": 500, "message": "Spawner failed to start [status=1]"}
+    fake_hub.answers[("POST", "users/alice/servers/train")] = (500, refusal)
+    resp, err = await lab.call("POST", "hubgrid/hub/users/alice/servers/train", json_body={})
+    assert (resp.code, err) == (500, refusal)
 
 
 # -- and nothing else -------------------------------------------------------------------
@@ -290,6 +421,24 @@ def test_a_session_starts_and_stops_its_owners_other_session_with_its_own_token(
         assert r.status_code in (202, 204), r.text
         assert eventually(lambda: server_of(hub, user, "second") is None, timeout=60)
 
+        # stopped while its start is pending: the hub cancels the start, whose
+        # request (still waiting for the server) is answered 409, not 500
+        started = {}
+        start = threading.Thread(target=lambda: started.update(r=lab_call(
+            "POST", "/servers/third", json={"user_options": {"cpu": "0.5", "mem": "512M"}})))
+        start.start()
+        try:
+            assert eventually(lambda: (s := server_of(hub, user, "third")) and s["pending"],
+                              timeout=30, interval=0.05), hub_log(hub)
+            r = lab_call("DELETE", "/servers/third")
+            assert r.status_code in (202, 204), f"{r.text}\n{hub_log(hub, 8000)}"
+        finally:
+            start.join(60)
+        r = started["r"]
+        assert r.status_code == 409, f"{r.status_code} {r.text}\n{hub_log(hub)}"
+        assert "third was stopped while it was starting" in r.json()["message"]
+        assert eventually(lambda: server_of(hub, user, "third") is None, timeout=60)
+
         # the session's own token: its owner's servers only
         token = session_token(user, "lab")
         assert token
@@ -300,5 +449,5 @@ def test_a_session_starts_and_stops_its_owners_other_session_with_its_own_token(
                          headers={"Authorization": f"token {token}"})
         assert r.status_code == 403, r.text
     finally:
-        for name in ("second", "lab"):
+        for name in ("second", "third", "lab"):
             hub.hub_call("DELETE", f"users/{user}/servers/{name}", user=user)
