@@ -422,7 +422,9 @@ def test_a_session_starts_and_stops_its_owners_other_session_with_its_own_token(
         assert eventually(lambda: server_of(hub, user, "second") is None, timeout=60)
 
         # stopped while its start is pending: the hub cancels the start, whose
-        # request (still waiting for the server) is answered 409, not 500
+        # request (still waiting for the server) is answered 409, not 500; or,
+        # when the hub's stop came before it could cancel (a loaded machine),
+        # the stop waits for the start to end and then stops the server
         started = {}
         start = threading.Thread(target=lambda: started.update(r=lab_call(
             "POST", "/servers/third", json={"user_options": {"cpu": "0.5", "mem": "512M"}})))
@@ -435,8 +437,9 @@ def test_a_session_starts_and_stops_its_owners_other_session_with_its_own_token(
         finally:
             start.join(60)
         r = started["r"]
-        assert r.status_code == 409, f"{r.status_code} {r.text}\n{hub_log(hub)}"
-        assert "third was stopped while it was starting" in r.json()["message"]
+        assert r.status_code in (409, 201, 202), f"{r.status_code} {r.text}\n{hub_log(hub)}"
+        if r.status_code == 409:
+            assert "third was stopped while it was starting" in r.json()["message"]
         assert eventually(lambda: server_of(hub, user, "third") is None, timeout=60)
 
         # the session's own token: its owner's servers only
