@@ -132,33 +132,35 @@ def report(s: Session, p: Principal, q: Query, now: dt.datetime) -> usage.Report
     return usage.aggregate(rows, q.start, q.end, now, q.by, q.daily)
 
 
-def _row(key_names, key, figures: usage.Figures) -> dict:
-    return {**dict(zip(key_names, key)), **usage.figures_model(figures)}
+def _row(show, key_names, key, figures: usage.Figures) -> dict:
+    return {**dict(zip(key_names, key)), **show(figures)}
 
 
-def _day(day: dt.date, figures: usage.Figures) -> dict:
-    return {"day": day.isoformat(), **usage.figures_model(figures)}
+def _day(show, day: dt.date, figures: usage.Figures) -> dict:
+    return {"day": day.isoformat(), **show(figures)}
 
 
 def as_json(r: usage.Report, q: Query) -> dict:
     """The report's JSON (docs/operations.md, "Usage accounting")."""
     names = KEY_FIELDS[r.by]
+    show = usage.Presenter(r.total.scales).model
     groups = []
     for key in sorted(r.groups):
-        g = _row(names, key, r.groups[key])
+        g = _row(show, names, key, r.groups[key])
         if r.group_days is not None:
             days = r.group_days[key]
-            g["series"] = [_day(d, days[d]) for d in sorted(days)]
+            g["series"] = [_day(show, d, days[d]) for d in sorted(days)]
         groups.append(g)
     out = {
         "start": usage.iso(r.start), "end": usage.iso(r.end), "as_of": usage.iso(r.now),
         "by": r.by, "series_interval": "day" if r.days is not None else None,
         "filters": {"domain": q.domain, "user": q.user},
-        "units": UNITS, "total": usage.figures_model(r.total), "groups": groups,
+        "units": UNITS, "total": show(r.total), "groups": groups,
     }
     if r.days is not None:
         empty = usage.Figures()
-        out["series"] = [_day(d, r.days.get(d, empty)) for d in usage.every_day(r.start, r.end)]
+        out["series"] = [_day(show, d, r.days.get(d, empty))
+                         for d in usage.every_day(r.start, r.end)]
     return out
 
 
@@ -173,9 +175,10 @@ def as_csv(r: usage.Report) -> str:
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(head)
     period = [usage.iso(r.start), usage.iso(r.end)]
+    show = usage.Presenter(r.total.scales).model
 
     def line(day, key, f):
-        m = usage.figures_model(f)
+        m = show(f)
         w.writerow(period + ([day.isoformat()] if day is not None else []) + list(key)
                    + [m[k] for k in FIGURES] + [m["slot_seconds"].get(k, "0") for k in slots])
 

@@ -57,8 +57,16 @@ def _scope(table, domain_id: int | None, user_id: int | None) -> list:
     return out
 
 
-def _slots(raw: dict) -> dict[str, Decimal]:
-    return {k: Decimal(v) for k, v in (raw or {}).items()}
+def _slots(raw: dict, seen: dict | None = None) -> dict[str, Decimal]:
+    """The slot map as Decimals; ``seen``: parsed maps by their text (few
+    sessions ask for something nobody asked for before)."""
+    items = tuple((raw or {}).items())
+    if seen is not None and items in seen:
+        return seen[items]
+    parsed = {k: Decimal(v) for k, v in items}
+    if seen is not None:
+        seen[items] = parsed
+    return parsed
 
 
 def intervals(s: Session, start: dt.datetime, end: dt.datetime, *,
@@ -68,12 +76,13 @@ def intervals(s: Session, start: dt.datetime, end: dt.datetime, *,
     sessions running now that started before ``end``; narrowed to a domain
     and/or a user."""
     out: list[Interval] = []
+    seen: dict = {}
     closed = _names(UsageInterval, UsageInterval.ended_at >= start,
                     UsageInterval.started_at < end,
                     *_scope(UsageInterval, domain_id, user_id)
                     ).add_columns(UsageInterval.started_at, UsageInterval.ended_at)
     for aid, user, domain, project, rg, slots, started, ended in s.execute(closed):
-        out.append(Interval(aid, user, domain, project, rg, _slots(slots),
+        out.append(Interval(aid, user, domain, project, rg, _slots(slots, seen),
                             aware(started), aware(ended)))
     running = _names(Allocation, and_(Allocation.state == "allocated",
                                       Allocation.admitted_at.is_not(None)),
@@ -81,7 +90,8 @@ def intervals(s: Session, start: dt.datetime, end: dt.datetime, *,
                      *_scope(Allocation, domain_id, user_id)
                      ).add_columns(Allocation.admitted_at)
     for aid, user, domain, project, rg, slots, started in s.execute(running):
-        out.append(Interval(aid, user, domain, project, rg, _slots(slots), aware(started)))
+        out.append(Interval(aid, user, domain, project, rg, _slots(slots, seen),
+                            aware(started)))
     return out
 
 

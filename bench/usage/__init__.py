@@ -1,0 +1,1 @@
+"""The usage query's time over a year of sessions, on SQLite and PostgreSQL."""
