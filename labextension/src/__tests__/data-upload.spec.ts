@@ -19,13 +19,13 @@ import {
 const MiB = 1024 * 1024;
 
 describe('chunk planning', () => {
-  it('cuts a file into 8 MiB PATCH requests, the last one short', () => {
-    expect(CHUNK_SIZE).toBe(8 * MiB);
-    const chunks = planChunks(20 * MiB);
+  it('cuts a file into 128 MiB PATCH requests, the last one short', () => {
+    expect(CHUNK_SIZE).toBe(128 * MiB);
+    const chunks = planChunks(300 * MiB);
     expect(chunks).toEqual([
-      { start: 0, end: 8 * MiB },
-      { start: 8 * MiB, end: 16 * MiB },
-      { start: 16 * MiB, end: 20 * MiB }
+      { start: 0, end: 128 * MiB },
+      { start: 128 * MiB, end: 256 * MiB },
+      { start: 256 * MiB, end: 300 * MiB }
     ]);
   });
 
@@ -34,16 +34,16 @@ describe('chunk planning', () => {
   });
 
   it('goes on from the offset the service reported', () => {
-    expect(planChunks(20 * MiB, 10 * MiB)).toEqual([
-      { start: 10 * MiB, end: 18 * MiB },
-      { start: 18 * MiB, end: 20 * MiB }
+    expect(planChunks(300 * MiB, 100 * MiB)).toEqual([
+      { start: 100 * MiB, end: 228 * MiB },
+      { start: 228 * MiB, end: 300 * MiB }
     ]);
     expect(planChunks(20 * MiB, 20 * MiB)).toEqual([]); // all there: nothing left
   });
 
   it('a file of exactly n chunks has n requests', () => {
-    expect(planChunks(16 * MiB)).toHaveLength(2);
-    expect(planChunks(16 * MiB + 1)).toHaveLength(3);
+    expect(planChunks(256 * MiB)).toHaveLength(2);
+    expect(planChunks(256 * MiB + 1)).toHaveLength(3);
     expect(planChunks(5, 0, 2)).toEqual([
       { start: 0, end: 2 },
       { start: 2, end: 4 },
