@@ -245,6 +245,14 @@ class HubgridService(ServiceRuntime, Application):
         by nothing for about this long at most.""",
     ).tag(config=True)
 
+    reconcile_unknown = Bool(
+        True,
+        help="""Whether reconcile (``GET``/``POST reconcile``) takes containers and
+        Slurm jobs naming an allocation this ledger never had for orphans (no
+        hub server holding them). Set False where several hubgrid services share
+        Docker engines or a Slurm cluster: they are then listed as spared.""",
+    ).tag(config=True)
+
     pending_abandon_after = Float(
         10.0,
         help="""Seconds a pending hub request may go without anybody waiting

@@ -291,6 +291,11 @@ CASES = [
     ("delete-image", "DELETE", "images/{raw_image}", None, tmp_image,
      expect(404, alice=403, ada=403, admin=204)),
     ("scan-images", "POST", "images/scan", {}, nothing, expect(403, admin=200)),
+    # reconcile: a dry run reads; a repair of an empty list repairs nothing (a
+    # full repair would act on the engines and Slurm every test hub shares)
+    ("reconcile-dry-run", "GET", "reconcile", None, nothing, expect(403, admin=200)),
+    ("reconcile-repair", "POST", "reconcile", {"differences": []}, nothing,
+     expect(403, admin=200)),
     ("list-vfolder-hosts", "GET", "vfolder-hosts", None, nothing, expect(200)),
     ("list-vfolders", "GET", "vfolders", None, nothing, expect(200)),
     ("create-vfolder", "POST", "vfolders", lambda: {"name": uniq("v")}, nothing, expect(201)),

@@ -13,6 +13,7 @@ from tornado import web
 from . import files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
+from .reconcile import ReconcileHandler
 from .metrics import MetricsHandler
 
 
@@ -70,6 +71,8 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"reclaim/events", reclaim.ReclaimEventsHandler),
     # usage accounting (issue #12)
     (r"usage", usage.UsageHandler),
+    # reconcile (issue #12)
+    (r"reconcile", ReconcileHandler),
     # images
     (r"images", images.ImagesHandler),
     (r"images/scan", images.ImageScanHandler),
