@@ -107,6 +107,21 @@ def alice_allocation(w):
     return {"allocation": r.json()["id"]}
 
 
+def alice_keepable_allocation(w):
+    """alice's allocation started with a keypair whose policy allows a keep."""
+    pol = uniq("keep")
+    r = w.hub.call("POST", "resource-policies", "admin",
+                   json={"name": pol, "keep_extension": 600, "max_keeps": 100})
+    assert r.status_code == 201, r.text
+    r = w.hub.call("POST", "keypairs", "admin", json={"user": "alice", "resource_policy": pol})
+    assert r.status_code == 201, r.text
+    kp = r.json()
+    r = w.hub.call("POST", "allocations", f"Keypair {kp['access_key']}:{kp['secret_key']}",
+                   json=SESSION)
+    assert r.status_code == 201, r.text
+    return {"allocation": r.json()["id"]}
+
+
 def tmp_image(w):
     """An image only acme may use, by its URL-encoded and its raw name."""
     name = f"matrix/{uniq('img')}:1"
@@ -269,6 +284,13 @@ CASES = [
      expect(404, alice=204, ada=204, admin=204)),
     ("read-allocation-log", "GET", "allocations/{allocation}/logs", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
+    # idle reclamation: a session's own report and "keep it" are its owner's only
+    ("report-activity", "POST", "allocations/{allocation}/activity",
+     {"kernels": 1, "busy_kernels": 1}, alice_allocation,
+     expect(404, alice=200, ada=403, admin=403)),
+    ("keep-allocation", "POST", "allocations/{allocation}/keep", None,
+     alice_keepable_allocation, expect(404, alice=200, ada=403, admin=403)),
+    ("list-reclaim-events", "GET", "reclaim/events?kind=reclaimed", None, nothing, expect(200)),
     # usage: everyone reads what they may see (tests/test_usage_api.py checks the rows)
     ("read-usage", "GET", "usage?start=2026-01-01&end=2026-02-01", None, nothing, expect(200)),
     ("read-usage-csv", "GET", "usage?by=project&series=daily&format=csv", None, nothing,
