@@ -72,9 +72,9 @@ def seconds(a: dt.datetime, b: dt.datetime) -> Decimal:
     return Decimal((d.days * 86400 + d.seconds) * 10**6 + d.microseconds) / 10**6
 
 
-def read(cluster, now, per_user=False) -> metrics.Readings:
+def read(cluster, now, per_user=False, ended=None) -> metrics.Readings:
     with cluster.world.tx() as s:
-        return metrics.read(s, now, per_user=per_user)
+        return metrics.read(s, now, per_user=per_user, ended=ended)
 
 
 @pytest.fixture
@@ -119,6 +119,23 @@ def test_every_family_reads_the_ledger_exactly(ledger):
     assert r.nodes == {("gpu", "true"): 1, ("gpu", "false"): 1, ("tiny", "true"): 1}
     assert r.reclaim_events == {("gpu", "warning", "idle"): 1, ("gpu", "reclaimed", "idle"): 1}
     assert r.user_allocated is None and r.user_running is None
+
+
+def test_ended_sessions_folded_between_scrapes_sum_as_a_full_read(ledger):
+    """The exporter keeps ended sessions' GPU-seconds between scrapes; folded
+    or not, the totals are a full read's, also after later releases."""
+    cluster, t = ledger
+    ended = metrics.EndedTotals(margin=dt.timedelta(seconds=5))
+    now = t["now"]
+    for step in range(3):
+        assert read(cluster, now, ended=ended).gpu_seconds == read(cluster, now).gpu_seconds
+        assert ended.watermark <= now - dt.timedelta(seconds=5)
+        a = submit(cluster, "alice", "ml", "gpu", cpu="1", gpu_shares="0.25")
+        cluster.now += dt.timedelta(seconds=20, microseconds=11 * step)
+        cluster.release("alice", a["id"])
+        now = cluster.now + dt.timedelta(seconds=2 + 4 * step)  # released inside the margin
+    assert read(cluster, now, ended=ended).gpu_seconds == read(cluster, now).gpu_seconds
+    assert ended.totals  # history was folded, not read again
 
 
 def test_a_share_counts_against_a_gpu_limit_and_alone_against_a_share_limit():

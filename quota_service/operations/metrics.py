@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -80,13 +81,15 @@ class Readings:
     user_running: dict[tuple[str, str, str], int] | None = None
 
 
-def read(s: Session, now: dt.datetime, *, per_user: bool = False) -> Readings:
-    """Everything the endpoint reports, read in ``s`` at ``now``."""
+def read(s: Session, now: dt.datetime, *, per_user: bool = False,
+         ended: EndedTotals | None = None) -> Readings:
+    """Everything the endpoint reports, read in ``s`` at ``now`` (``ended``:
+    the GPU-seconds of ended sessions kept between scrapes)."""
     names = _Names.load(s, per_user)
     r = Readings(now=now, user_allocated={} if per_user else None,
                  user_running={} if per_user else None)
     use = _running(s, names, r, per_user)
-    _ended_gpu_seconds(s, names, r)
+    _ended_gpu_seconds(s, names, r, ended)
     _pending(s, names, r)
     _quotas(s, names, r, use)
     _capacity(s, names, r)
@@ -129,57 +132,83 @@ Use = dict[tuple[str, int], dict[str, Decimal]]
 
 def _running(s: Session, names: _Names, r: Readings, per_user: bool) -> Use:
     """Slots and sessions of running sessions, and their GPU-seconds so far;
-    returns what each project and domain holds. Sessions of one size started
-    at one instant are one row."""
+    returns what each project and domain holds. Sessions of one size in one
+    place are summed once (their held time as integer microseconds)."""
     cols = (Allocation.resource_group_id, Allocation.domain_id, Allocation.project_id,
             cast(Allocation.slots, Text), Allocation.admitted_at)
     if per_user:
         cols += (Allocation.user_id,)
-    rows = s.execute(select(*cols, func.count()).where(Allocation.state == "allocated")
-                     .group_by(*cols)).all()
+    same: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])  # [sessions, microseconds]
+    for rg, domain, project, text, admitted_at, *user in s.execute(
+            select(*cols).where(Allocation.state == "allocated")):
+        held = same[(rg, domain, project, text, user[0] if user else None)]
+        held[0] += 1
+        held[1] += _micros(admitted_at, r.now)
     use: Use = defaultdict(dict)
-    for rg, domain, project, text, admitted_at, *rest in rows:
-        user, n = rest if per_user else (None, rest[0])
+    parsed: dict[str, dict[str, Decimal]] = {}
+    for (rg, domain, project, text, user), (n, micros) in same.items():
         place = names.place(rg, domain, project)
-        amounts = {k: v * n for k, v in slotlib.from_text(json.loads(text)).items()}
+        if text not in parsed:
+            parsed[text] = slotlib.from_text(json.loads(text))
+        amounts = {k: v * n for k, v in parsed[text].items()}
+        who = names.users.get(user, str(user))
         for slot, amount in amounts.items():
             _add(r.allocated, (*place, slot), amount)
             if per_user:
-                _add(r.user_allocated, (place[0], place[1], names.users.get(user, str(user)),
-                                        slot), amount)
+                _add(r.user_allocated, (place[0], place[1], who, slot), amount)
         _add(r.running, place, n)
         if per_user:
-            _add(r.user_running, (place[0], place[1], names.users.get(user, str(user))), n)
+            _add(r.user_running, (place[0], place[1], who), n)
         for key in (("project", project), ("domain", domain)):
             use[key] = slotlib.add(use[key], amounts)
-        held = _seconds(admitted_at, now=r.now)
         for slot, kind in GPU_KINDS:
-            if slot in amounts:
-                _add(r.gpu_seconds, (*place, kind), amounts[slot] * held)
+            if slot in parsed[text]:
+                _add(r.gpu_seconds, (*place, kind), parsed[text][slot] * Decimal(micros) / MICRO)
     return use
+
+
+def _micros(start: dt.datetime | None, now: dt.datetime) -> int:
+    """Whole microseconds from ``start`` to ``now`` (0 if it is later)."""
+    if start is None:
+        return 0
+    if start.tzinfo is None:  # SQLite keeps UTC without its zone
+        start = start.replace(tzinfo=dt.timezone.utc)
+    return max((now - start) // dt.timedelta(microseconds=1), 0)
 
 
 def _seconds(start: dt.datetime | None, now: dt.datetime) -> Decimal:
     """Exact seconds from ``start`` to ``now`` (0 if it is later)."""
-    if start is None:
-        return ZERO
-    if start.tzinfo is None:  # SQLite keeps UTC without its zone
-        start = start.replace(tzinfo=dt.timezone.utc)
-    d = now - start
-    micros = (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
-    return max(Decimal(micros) / MICRO, ZERO)
+    return Decimal(_micros(start, now)) / MICRO
 
 
 # --- ended sessions: GPU-seconds summed by the database ------------------------
 
 
-def _ended_gpu_seconds(s: Session, names: _Names, r: Readings) -> None:
-    """GPU-seconds of every session that ran and ended, summed exactly by the
-    database: PostgreSQL in numeric; SQLite in integers (hundredths of a
-    device times whole seconds, plus times microseconds), so nothing is
-    rounded and a history of any length is one row per place."""
+#: (resource group id, domain id, project id, kind) -> GPU-seconds
+IdSums = dict[tuple[int, int, int, str], Decimal]
+
+
+def _ended_gpu_seconds(s: Session, names: _Names, r: Readings,
+                       ended: EndedTotals | None) -> None:
+    sums = ended.read(s, r.now) if ended is not None else ended_sums(s)
+    for (rg, domain, project, kind), total in sums.items():
+        if total:
+            _add(r.gpu_seconds, (*names.place(rg, domain, project), kind), total)
+
+
+def ended_sums(s: Session, after: dt.datetime | None = None,
+               until: dt.datetime | None = None) -> IdSums:
+    """GPU-seconds of the sessions that ran and were released in
+    (``after``, ``until``] (None: unbounded), summed exactly by the database:
+    PostgreSQL in numeric; SQLite in integers (hundredths of a device times
+    whole seconds, plus times microseconds), so nothing is rounded."""
     end = func.coalesce(Allocation.ended_at, Allocation.released_at)
-    ran = and_(Allocation.admitted_at.is_not(None), Allocation.state != "allocated")
+    where = [Allocation.admitted_at.is_not(None), Allocation.state != "allocated",
+             Allocation.released_at.is_not(None)]
+    if after is not None:
+        where.append(Allocation.released_at > _utc(after))
+    if until is not None:
+        where.append(Allocation.released_at <= _utc(until))
     group = (Allocation.resource_group_id, Allocation.domain_id, Allocation.project_id)
     sqlite = s.get_bind().dialect.name == "sqlite"
     sums = []
@@ -195,9 +224,9 @@ def _ended_gpu_seconds(s: Session, names: _Names, r: Readings) -> None:
         else:
             seconds = extract("epoch", end - Allocation.admitted_at)
             sums += [func.sum(cast(amount, Numeric) * seconds), literal(0)]
+    out: IdSums = {}
     for rg, domain, project, *parts in s.execute(
-            select(*group, *sums).where(ran).group_by(*group)).all():
-        place = names.place(rg, domain, project)
+            select(*group, *sums).where(*where).group_by(*group)).all():
         for i, (_slot, kind) in enumerate(GPU_KINDS):
             first, second = parts[2 * i] or 0, parts[2 * i + 1] or 0
             if sqlite:  # hundredths x (seconds, microseconds)
@@ -205,7 +234,41 @@ def _ended_gpu_seconds(s: Session, names: _Names, r: Readings) -> None:
             else:
                 total = Decimal(first)
             if total:
-                _add(r.gpu_seconds, (*place, kind), max(total, ZERO))
+                out[(rg, domain, project, kind)] = total
+    return out
+
+
+def _utc(t: dt.datetime) -> dt.datetime:
+    return t.astimezone(dt.timezone.utc) if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+class EndedTotals:
+    """The GPU-seconds of ended sessions, kept between scrapes: sessions
+    released more than ``margin`` before a scrape are folded into running
+    totals once, so a scrape sums only those released since (a history of
+    any length costs one pass, at the first scrape). The margin covers a
+    release whose transaction commits after a scrape that read past its
+    instant. Thread-safe."""
+
+    def __init__(self, margin: dt.timedelta = dt.timedelta(minutes=5)):
+        self.margin = margin
+        self.watermark: dt.datetime | None = None
+        self.totals: IdSums = {}
+        self._lock = threading.Lock()
+
+    def read(self, s: Session, now: dt.datetime) -> IdSums:
+        """Every ended session's GPU-seconds, as ``ended_sums(s)`` would say."""
+        with self._lock:
+            fold_until = now - self.margin
+            # fold at most once a margin: between folds a scrape reads one window
+            if self.watermark is None or fold_until - self.watermark >= self.margin:
+                for key, v in ended_sums(s, self.watermark, fold_until).items():
+                    self.totals[key] = self.totals.get(key, ZERO) + v
+                self.watermark = fold_until
+            out, after = dict(self.totals), self.watermark
+        for key, v in ended_sums(s, after).items():
+            out[key] = out.get(key, ZERO) + v
+        return out
 
 
 # --- the queue -----------------------------------------------------------------

@@ -175,6 +175,7 @@ class Exporter:
     def __init__(self, settings: Settings, timer: Callable[[], float] = time.perf_counter):
         self.settings = settings
         self.highest = Highest()
+        self.ended = metrics.EndedTotals()
         self.timer = timer
 
     @property
@@ -185,7 +186,7 @@ class Exporter:
     def collector(self, s: Session) -> LedgerCollector:
         """The ledger read now in ``s`` (blocking: run it in a worker thread)."""
         start = self.timer()
-        readings = metrics.read(s, self.settings.clock(),
+        readings = metrics.read(s, self.settings.clock(), ended=self.ended,
                                 per_user=bool(self.settings.metrics_user_labels))
         return LedgerCollector(readings, self.highest, self.timer() - start)
 
