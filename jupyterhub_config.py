@@ -94,6 +94,11 @@ if backend == "docker":
 elif backend == "slurm":
     c.JupyterHub.spawner_class = "hubgrid-slurm"
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    # jobs run from this venv (the Lab extension): its `hubgrid` command is
+    # first on a Lab terminal's PATH
+    c.Spawner.environment = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
     # every resource group runs in the partition start-slurm.sh made
     c.HubgridSlurmSpawner.partitions = {"default": os.environ.get("HUBGRID_SLURM_PARTITION",
                                                                   "batch")}

@@ -1,5 +1,9 @@
 """hub_ext.config.configure(): what it sets in a JupyterHub config."""
 
+import os
+import sys
+
+import pytest
 from traitlets.config import Config
 
 from hub_ext.config import SERVICE_NAME, configure
@@ -25,3 +29,21 @@ def test_configure_passes_the_service_environment(tmp_path):
     env = c.JupyterHub.services.get_value([])[0]["environment"]
     assert env["HUBGRID_DOCKER_HOSTS"] == "unix:///x.sock"
     assert env["HUBGRID_INTERNAL_TOKEN"] == (tmp_path / "hubgrid-internal-token").read_text().strip()
+
+
+@pytest.mark.parametrize("backend", ["local", "slurm"])
+def test_sessions_run_from_this_venv_with_its_bin_first_on_path(backend, tmp_path, monkeypatch):
+    """Local and Slurm sessions run this venv's Jupyter (it holds the Lab
+    extension), and its ``hubgrid`` command is the one a Lab terminal finds."""
+    from pathlib import Path
+
+    from traitlets.config.loader import PyFileConfigLoader
+
+    monkeypatch.setenv("HUBGRID_STATE_DIR", str(tmp_path))
+    monkeypatch.setenv("HUBGRID_SPAWNER", backend)
+    repo = Path(__file__).resolve().parent.parent
+    c = PyFileConfigLoader("jupyterhub_config.py", path=str(repo)).load_config()
+    venv_bin = str(Path(sys.executable).parent)
+    assert c.Spawner.cmd == [f"{venv_bin}/jupyterhub-singleuser"]
+    assert c.Spawner.environment["PATH"].split(os.pathsep)[0] == venv_bin
+    assert (Path(venv_bin) / "hubgrid").is_file()
