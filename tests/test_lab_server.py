@@ -435,6 +435,17 @@ async def test_a_tus_upload_refused_by_the_service_shows_its_message_and_termina
     assert resp.code == 403 and "_xsrf" in err["message"]
 
 
+async def folder_with_file(lab, name: str, content: bytes) -> str:
+    """A new folder ``name`` holding ``big.bin`` (PUT through the forwarder): its API path."""
+    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": name})
+    assert resp.code == 201, folder
+    base = f"hubgrid/api/vfolders/{folder['id']}"
+    resp, created = await lab.call("PUT", f"{base}/upload?path=big.bin", body=content,
+                                   headers={"Content-Type": "application/octet-stream"})
+    assert resp.code == 201, created
+    return base
+
+
 async def test_a_download_is_streamed_whatever_its_size(lab):
     from tornado.httpclient import AsyncHTTPClient
 
@@ -443,13 +454,8 @@ async def test_a_download_is_streamed_whatever_its_size(lab):
     config = lab.app.web_app.settings["hubgrid_lab"]
     config.close()
     config._client = AsyncHTTPClient(force_instance=True, max_body_size=16384)
-    resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "big"})
-    assert resp.code == 201, folder
-    base = f"hubgrid/api/vfolders/{folder['id']}"
     content = bytes(range(256)) * 256  # 64 KiB
-    resp, _ = await lab.call("PUT", f"{base}/upload?path=big.bin", body=content,
-                             headers={"Content-Type": "application/octet-stream"})
-    assert resp.code == 201
+    base = await folder_with_file(lab, "big", content)
     await login_by_cookie(lab)
     resp, got = await lab.call("GET", f"{base}/download?path=big.bin", token=False, cookies=True)
     assert resp.code == 200 and got == content
@@ -482,13 +488,8 @@ async def test_a_body_over_the_servers_buffer_limit_streams_through(served, tmp_
     async with lab_server(tmp_path, monkeypatch, user="alice", owner="alice",
                           api_url=served.api, keypair=keypair_of(served, "alice"),
                           max_body_size=65536) as lab:
-        resp, folder = await lab.call("POST", "hubgrid/api/vfolders", json_body={"name": "stream"})
-        assert resp.code == 201, folder
-        base = f"hubgrid/api/vfolders/{folder['id']}"
         content = bytes(range(256)) * 4096  # 1 MiB
-        resp, created = await lab.call("PUT", f"{base}/upload?path=big.bin", body=content,
-                                       headers={"Content-Type": "application/octet-stream"})
-        assert resp.code == 201, created
+        base = await folder_with_file(lab, "stream", content)
         resp, got = await lab.call("GET", f"{base}/download?path=big.bin")
         assert resp.code == 200 and got == content
 
