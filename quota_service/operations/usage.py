@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from typing import Iterable, Mapping
 
-
 UTC = dt.timezone.utc
 DAY = dt.timedelta(days=1)
 #: the longest period one query may cover (two years, a leap day included)
@@ -101,17 +100,13 @@ class Figures:
     @property
     def seconds(self) -> Decimal:
         """Session-seconds, exact."""
-        return Decimal(self.micros).scaleb(-6)
+        return _EXACT.scaleb(Decimal(self.micros), -6)
 
     @property
     def slot_seconds(self) -> dict[str, Decimal]:
         """Slot name -> amount x seconds (core-seconds, byte-seconds, ...), exact."""
         return {k: _EXACT.scaleb(Decimal(v), -(self.scales.get(k, 0) + 6))
                 for k, v in self.units.items()}
-
-    def scaled(self, name: str, scale: int) -> int:
-        """A slot's amount x microseconds in units of ``10**-scale``."""
-        return self.units.get(name, 0) * 10 ** (scale - self.scales.get(name, 0))
 
 
 @dataclass
