@@ -14,6 +14,7 @@ except ImportError:  # a source tree that was never installed
     warnings.warn("Importing 'jupyterlab_hubgrid' outside a proper installation.")
     __version__ = "dev"
 
+from .activity import start_reporter
 from .hubroutes import setup_hub_route_handlers
 from .routes import setup_route_handlers
 
@@ -36,6 +37,7 @@ def _load_jupyter_server_extension(server_app):
     """
     config = setup_route_handlers(server_app.web_app, parent=server_app)
     setup_hub_route_handlers(server_app.web_app, parent=server_app)  # hubgrid/hub/: start, stop
+    start_reporter(server_app, config)  # inside a hubgrid session: kernel activity to hubgrid
     if config.api_url:
         server_app.log.info("jupyterlab_hubgrid: forwarding hubgrid/api/ to %s", config.api_url)
     else:

@@ -120,6 +120,18 @@ class HubgridLab(Configurable):
         ``request_timeout``. Example: ``c.HubgridLab.max_connections = 128``.""",
     ).tag(config=True)
 
+    activity_interval = Float(
+        60.0,
+        help="""Seconds between the session's activity reports to the hubgrid
+        service (``POST allocations/{id}/activity``: the kernels, whether one is
+        busy, the last kernel or terminal activity; ``activity.py``), which its
+        idle reclamation counts as activity: a busy kernel keeps the session
+        even with no browser attached. Only inside a hubgrid session
+        (``$HUBGRID_ALLOCATION``, an ``api_url`` and a credential); 0: off.
+        Keep it under the policies' ``idle_timeout``. Example:
+        ``c.HubgridLab.activity_interval = 30``.""",
+    ).tag(config=True)
+
     _client = None
     _stream_client = None
 

@@ -1,0 +1,151 @@
+"""The session's activity reporter: inside a hubgrid session, every
+``HubgridLab.activity_interval`` seconds, tell the hubgrid service what this
+Jupyter server's kernels and terminals are doing (``POST
+allocations/{id}/activity``), so that its idle reclamation sees what the hub
+cannot: a kernel busy with a long cell and no browser attached, a terminal
+in use.
+
+The report (the body the service's ``ActivityReport`` expects)::
+
+    {"kernels": 2, "busy_kernels": 1, "terminals": 0, "connections": 0,
+     "last_activity": "2026-11-25T10:00:00+00:00"}
+
+``last_activity`` is the latest kernel or terminal activity (a kernel's
+messages, a terminal's input or output), not the server's API traffic: the
+hub's own ``last_activity`` already counts the browser. The service counts a
+report with a busy kernel as activity at the moment it arrives.
+
+It runs only in a hubgrid session: ``$HUBGRID_ALLOCATION`` set (the spawner
+sets it), an ``api_url`` and a credential (``HubgridLab``), and an interval
+above 0. A failed report is logged (once until it works again) and retried
+at the next tick; reports never overlap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from urllib.parse import quote
+
+from tornado.httpclient import HTTPRequest
+from tornado.ioloop import PeriodicCallback
+
+
+def _time(value) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        t = value
+    elif isinstance(value, str) and value:
+        try:
+            t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def summarize(kernels: list[dict], terminals: list[dict]) -> dict:
+    """The report from Jupyter's kernel and terminal models (pure):
+    ``execution_state``, ``connections`` and ``last_activity`` of each
+    kernel, ``last_activity`` of each terminal."""
+    times = [t for m in (*kernels, *terminals) if (t := _time(m.get("last_activity")))]
+    last = max(times) if times else None
+    return {
+        "kernels": len(kernels),
+        "busy_kernels": sum(1 for k in kernels if k.get("execution_state") == "busy"),
+        "terminals": len(terminals),
+        "connections": sum(int(k.get("connections") or 0) for k in kernels),
+        "last_activity": last.astimezone(dt.timezone.utc).isoformat() if last else None,
+    }
+
+
+def read(server_app) -> dict:
+    """This server's report, from its kernel manager and terminal manager (if any)."""
+    km = getattr(server_app, "kernel_manager", None)
+    kernels = km.list_kernels() if km is not None else []
+    tm = server_app.web_app.settings.get("terminal_manager")
+    terminals = tm.list() if tm is not None else []
+    return summarize(kernels, terminals)
+
+
+class ActivityReporter:
+    """Posts this server's activity report every ``interval`` seconds."""
+
+    def __init__(self, server_app, config, allocation: str, interval: float):
+        self.server_app = server_app
+        self.config = config
+        self.allocation = allocation
+        self.interval = interval
+        self.log = server_app.log
+        self.url = f"{config.api_url}allocations/{quote(allocation, safe='')}/activity"
+        #: the last report sent and the service's status (0: unreachable)
+        self.last: tuple[dict, int] | None = None
+        self._busy = False
+        self._failing = False
+        self._timer = PeriodicCallback(self.tick, interval * 1000)
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    async def tick(self) -> None:
+        if self._busy:  # the previous report has not come back yet
+            return
+        self._busy = True
+        try:
+            await self.report()
+        finally:
+            self._busy = False
+
+    async def report(self) -> int:
+        """Send one report; the service's status (0: unreachable)."""
+        body = read(self.server_app)
+        request = HTTPRequest(
+            self.url, method="POST", body=json.dumps(body),
+            headers={"Authorization": self.config.authorization(),
+                     "Content-Type": "application/json"},
+            request_timeout=min(self.config.request_timeout, max(self.interval, 10.0)),
+            connect_timeout=min(10.0, self.config.request_timeout))
+        try:
+            response = await self.config.client().fetch(request, raise_error=False)
+            code = response.code if response.code != 599 else 0
+            why = response.body[:300].decode(errors="replace") if code != 200 else ""
+            if code == 0:
+                why = str(response.error)
+        except Exception as e:  # a report must never break the server
+            code, why = 0, str(e)
+        self.last = (body, code)
+        if code == 200:
+            if self._failing:
+                self.log.info("jupyterlab_hubgrid: activity reports reach hubgrid again")
+            self._failing = False
+        elif not self._failing:
+            self._failing = True
+            self.log.warning("jupyterlab_hubgrid: the activity report of allocation %s failed "
+                             "(%s): %s; retrying every %s s", self.allocation, code or
+                             "unreachable", why, self.interval)
+        return code
+
+
+def start_reporter(server_app, config) -> ActivityReporter | None:
+    """Start the reporter when this server is a hubgrid session (else None,
+    with a log line saying why not, when only part of a session is there)."""
+    allocation = os.environ.get("HUBGRID_ALLOCATION", "").strip()
+    interval = config.activity_interval
+    if not allocation or interval <= 0:
+        return None
+    if not config.api_url or not config.authorization():
+        server_app.log.warning(
+            "jupyterlab_hubgrid: allocation %s, but no hubgrid API URL or credential: "
+            "no activity reports (the session may be reclaimed while a kernel is busy)",
+            allocation)
+        return None
+    reporter = ActivityReporter(server_app, config, allocation, interval)
+    reporter.start()
+    server_app.web_app.settings["hubgrid_activity"] = reporter
+    server_app.log.info("jupyterlab_hubgrid: reporting the kernels' activity of allocation "
+                        "%s every %s s", allocation, interval)
+    return reporter
