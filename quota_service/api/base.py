@@ -32,6 +32,8 @@ from ..core.authz import Principal
 from ..core.db import ledger_transaction, transaction
 from ..core.errors import ApiError, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from ..core.keys import parse_keypair_header
+from ..operations import reconcile
+from ..operations.reconcile_repair import Actor
 from ..scheduling.placement import Strategy
 from ..scheduling.waiters import Waiters
 from ..sessions.logs import LogStore
@@ -203,6 +205,13 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     async def scan_images(self) -> ScanReport:
         """Scan the Docker hosts for session images and record them."""
         return await self.service.scan_images()
+
+    async def reconcile_pass(self, actor: Actor | None, selected: list[str] | None,
+                             dry_run: bool) -> dict:
+        """Compare the ledger with the engines, Slurm and the hub; repair unless
+        ``dry_run`` (docs/operations.md#reconcile)."""
+        return await reconcile.run(reconcile.context_of(self.service), actor, selected,
+                                   dry_run)
 
     # -- authentication ----------------------------------------------------
 

@@ -9,8 +9,7 @@ from pydantic import Field, StringConstraints
 
 from ..core import authz
 from ..core.schemas import Body, parse
-from ..operations import reconcile
-from ..operations.reconcile_repair import Actor, Tools
+from ..operations.reconcile_repair import Actor
 from .base import APIHandler
 
 
@@ -28,7 +27,7 @@ class ReconcileHandler(APIHandler):
     async def get(self):
         """Compare the ledger with the containers, Slurm jobs and hub servers: the differences, repairing nothing (superadmins)."""
         authz.require_superadmin(self.principal, "reconcile the ledger")
-        self.finish_json(await reconcile.run(self.reconcile_context()))
+        self.finish_json(await self.reconcile_pass(None, None, dry_run=True))
 
     async def post(self):
         """Repair the differences (all, or the listed ones that still hold), each in the access log (superadmins)."""
@@ -37,20 +36,9 @@ class ReconcileHandler(APIHandler):
         body = parse(ReconcileRepair, self.json_body())
         p = self.principal
         actor = Actor(p.name, p.domain, self._credential, self.client_address())
-        report = await reconcile.run(self.reconcile_context(), actor, body.differences,
-                                     dry_run=False)
+        report = await self.reconcile_pass(actor, body.differences, dry_run=False)
         self.audit_detail = report["summary"]
         self.finish_json(report)
 
     def audit_action(self, method: str) -> str:
         return "reconcile.repair" if method == "POST" else "reconcile.read"
-
-    def reconcile_context(self) -> reconcile.Context:
-        """Reconcile's view of the service's settings and collaborators."""
-        service = self.service
-        squeue, scancel = reconcile.slurm_commands()
-        tools = Tools(self.session_factory, service.clock, service.docker_client,
-                      service.docker_timeout, squeue, scancel, base_url=self.hub_base_url)
-        return reconcile.Context(tools, service.docker_host_urls, self.mirror.hub,
-                                 self.reconcile_grace, service.reconcile_unknown,
-                                 self.schedule_soon)

@@ -44,6 +44,16 @@ def slurm_commands() -> tuple[str | None, str | None]:
     return sources.squeue_path(), shutil.which("scancel")
 
 
+def context_of(service) -> Context:
+    """Reconcile's view of the running service's settings and collaborators
+    (``HubgridService``, read at each call: tests change them live)."""
+    squeue, scancel = slurm_commands()
+    tools = Tools(service.session_factory, service.clock, service.docker_client,
+                  service.docker_timeout, squeue, scancel, base_url=service.hub_base_url)
+    return Context(tools, service.docker_host_urls, service.mirror.hub,
+                   service.reconcile_grace, service.reconcile_unknown, service.schedule_soon)
+
+
 async def observe(ctx: Context) -> tuple[World, dict]:
     """Read the world (the hub first, the ledger last) and report each source."""
     as_of = ctx.tools.clock()
