@@ -52,9 +52,9 @@ class MetricsHandler(APIHandler):
             model = self.check_hub_user(model)
         except UserNotAllowed:
             raise Denied("this token lacks the scope access:services!service=hubgrid") from None
+        self._credential = "token"
         scopes = frozenset(model.get("scopes") or ())
         if model.get("kind", "user") != "user":
-            self._credential = "token"
             authz.require_read_metrics(None, scopes)
         return scopes
 

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import Integer, Numeric, Text, and_, cast, extract, func, literal, select
+from sqlalchemy import Integer, Numeric, Text, cast, extract, func, literal, select
 from sqlalchemy.orm import Session
 
 from ..core import slots as slotlib
