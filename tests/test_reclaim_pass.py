@@ -82,3 +82,52 @@ async def test_shadow_mode_stops_nothing_and_counts_what_it_would_free(served, c
     assert model["state"] == "allocated" and model["reclaim"] is None
     _, events = await served.call("GET", "reclaim/events?kind=shadow", "root")
     assert events["events"][0]["rule"] == "idle" and "shadow_gpu_hours_freed" in events
+
+
+class FlakyHub:
+    """A hub double whose first server stop fails (its server stays up)."""
+
+    def __init__(self, user: str, server: str, alloc: str):
+        self.server = {"user": user, "name": server, "alloc": alloc}
+        self.stops = 0
+
+    async def _paged(self, path, query=""):
+        s = self.server
+        return [{"name": s["user"], "servers": {s["name"]: {
+            "last_activity": None, "state": {"hubgrid_allocation": s["alloc"]}}}}]
+
+    async def call(self, method, path):
+        from tornado.httpclient import HTTPClientError
+
+        assert method == "DELETE"
+        self.stops += 1
+        if self.stops == 1:
+            raise HTTPClientError(500, "the hub failed")
+
+
+async def test_a_failed_hub_stop_is_retried_and_the_reclaim_recorded_once(served, cluster, session):  # noqa: F811
+    from quota_service.core.models import Allocation
+
+    with cluster.world.tx() as s:
+        a = s.get(Allocation, session)
+        a.origin, a.server_name = "hub", "lab"
+    hub = FlakyHub("alice", "lab", session)
+
+    async def run_hub(seconds):
+        return await served.svc.reclaimer.run(
+            at(cluster, seconds), hub=hub, slack=1.0, shadow=False, default_warning=60,
+            docker_hosts=[], make_client=None, docker_timeout=1.0, gpu=None)
+
+    assert (await run_hub(545)).warned == [session]
+    failed = await run_hub(610)
+    assert failed.reclaimed == [session] and failed.failed == [session]
+    assert cluster.world.count(ReclaimEvent, ReclaimEvent.kind == "reclaimed") == 0
+    assert (await run_hub(612)).reclaimed == []  # its stop may still be under way
+    retried = await run_hub(620)
+    assert retried.reclaimed == [session] and retried.failed == [] and hub.stops == 2
+    assert (await run_hub(630)).reclaimed == [session]  # the hub is slow: asked again
+    assert cluster.world.count(ReclaimEvent, ReclaimEvent.kind == "reclaimed") == 1
+    with cluster.world.session_factory() as s:
+        outcomes = sorted(e.outcome for e in s.query(AuditEntry).filter(
+            AuditEntry.action == "allocation.reclaim"))
+    assert outcomes == ["error", "success", "success"]  # every attempt is in the access log

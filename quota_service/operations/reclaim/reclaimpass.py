@@ -173,6 +173,8 @@ class Reclaimer:
             self.log.error("reclaim: stopping %s failed: %s", item["id"], e)
             report.failed.append(item["id"])
             outcome, status = "error", 502
+        if item["origin"] == "hub" and outcome == "success":
+            await asyncio.to_thread(self._record, item, now)
         rec = audit.Record(action="allocation.reclaim", outcome=outcome, status=status,
                            actor="hubgrid-reclaim", domain=item["domain"], credential="internal",
                            target=item["id"],
@@ -180,6 +182,10 @@ class Reclaimer:
         await asyncio.to_thread(audit.record, self.factory, rec, now)
         if item["origin"] == "hub":
             await asyncio.to_thread(self._settle, now)
+
+    def _record(self, item: dict, now: dt.datetime) -> None:
+        with db.transaction(self.factory) as s:
+            store.record_reclaimed(s, item["id"], item["rule"], now, item["details"])
 
     def _settle(self, now: dt.datetime) -> None:
         with db.transaction(self.factory) as s:

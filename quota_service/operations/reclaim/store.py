@@ -145,18 +145,34 @@ def apply(s: Session, c: Candidate, d: rules.Decision, now: dt.datetime) -> dict
             gpu_hours_so_far=str(rules.gpu_hours(c.gpus, n.deadline, now))))
     elif d.action == "reclaim":
         reason = release_reason(n)
+        recorded = bool((a.reclaim_notice or {}).get("recorded"))
         a.reclaim_notice = dict(notice_json(n, c.settings), reclaimed_at=iso(now),
-                                reclaim_reason=reason)
-        _event(s, a, "reclaimed", n.rule, now, dict(
-            n.numbers, deadline=iso(n.deadline), reason=n.reason, gpus=str(c.gpus),
-            late_seconds=round((now - n.deadline).total_seconds(), 3)))
+                                reclaim_reason=reason, recorded=recorded)
+        details = dict(n.numbers, deadline=iso(n.deadline), reason=n.reason, gpus=str(c.gpus),
+                       late_seconds=round((now - n.deadline).total_seconds(), 3))
         if c.origin != "hub":
             ledger.release_allocation(s, a, now, reason)
+            record_reclaimed(s, a.id, n.rule, now, details)
+        s.flush()
         return {"id": a.id, "user": c.user, "server_name": c.server_name,
                 "origin": c.origin, "domain": c.domain, "rule": n.rule, "reason": reason,
-                "numbers": n.numbers}
+                "numbers": n.numbers, "details": details}
     s.flush()
     return None
+
+
+def record_reclaimed(s: Session, alloc_id: str, rule: str, now: dt.datetime,
+                     details: dict) -> bool:
+    """The ``reclaimed`` event of a session that was stopped (released, or
+    its hub server's stop accepted): once per allocation, however many
+    stops a failing hub needed. False if it was recorded already."""
+    a = s.get(Allocation, alloc_id)
+    notice = dict(a.reclaim_notice or {}) if a is not None else {}
+    if a is None or notice.get("recorded"):
+        return False
+    _event(s, a, "reclaimed", rule, now, details)
+    a.reclaim_notice = dict(notice, recorded=True)
+    return True
 
 
 def settle(s: Session, now: dt.datetime) -> list[str]:
