@@ -7,6 +7,7 @@ import {
 import { HubgridPanel } from './panel';
 import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
+import { statisticsPlugin } from './statistics/plugin';
 
 /**
  * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
@@ -27,4 +28,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin];
