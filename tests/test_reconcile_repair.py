@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from quota_service.core import db
 from quota_service.core.models import Allocation, AuditEntry, Project, ResourceGroup, User
+from quota_service.operations import reconcile
 from quota_service.operations import reconcile_diff as rd
 from quota_service.operations.reconcile_repair import Actor, Tools, repair_one
 
@@ -24,20 +25,20 @@ ENGINE = "tcp://engine-1:2375"
 
 
 class FakeEngine:
-    """An engine holding ``containers`` (id -> allocation label)."""
+    """An engine holding ``held`` (container id -> allocation label)."""
 
-    def __init__(self, containers: dict[str, str]):
-        self.containers = dict(containers)
+    def __init__(self, held: dict[str, str]):
+        self.held = dict(held)
         self.removed: list[str] = []
 
     def inspect_container(self, cid):
-        if cid not in self.containers:
+        if cid not in self.held:
             raise docker.errors.NotFound("no such container")
-        return {"Config": {"Labels": {"hubgrid.allocation": self.containers[cid]}}}
+        return {"Config": {"Labels": {"hubgrid.allocation": self.held[cid]}}}
 
     def remove_container(self, cid, force=False):
         assert force
-        del self.containers[cid]
+        del self.held[cid]
         self.removed.append(cid)
 
     def close(self):
@@ -188,3 +189,29 @@ def test_a_stray_job_is_cancelled_unless_it_ended_or_its_allocation_lives_again(
     assert repair_one(t, stray("6", over), ACTOR)["detail"] == "the Slurm job 6 ended already"
     assert slurm.cancelled == ["7"]
     assert audit_log(factory) == [("reconcile.cancel-job", "success", "stray-job:7", None)]
+
+
+class StartingHub:
+    """A hub whose only active server, alice's ``s``, is starting."""
+
+    async def _paged(self, path, query=""):
+        return [{"name": "alice", "servers": {"s": {"pending": "spawn", "state": {}}}}]
+
+
+async def test_a_session_starting_while_the_engines_are_read_is_not_an_orphan(ledger):
+    """The ledger is read after the engines: the allocation of a container
+    seen is in it, however old the container looks (no grace needed)."""
+    factory, make = ledger
+    made: list[str] = []
+
+    class Engine(FakeEngine):
+        def containers(self, all=False, filters=None):
+            made.append(make())  # the spawner: the allocation first, then the container
+            return [{"Id": "c1", "Names": ["/s"], "State": "running", "Created": 0,
+                     "Labels": {"hubgrid.allocation": made[-1]}}]
+
+    t = Tools(factory, lambda: NOW, lambda url, timeout: Engine({}), 10.0, None, None)
+    ctx = reconcile.Context(t, lambda: [ENGINE], StartingHub(), 5.0, True, lambda: None)
+    report = await reconcile.run(ctx)
+    assert made and report["differences"] == [] and report["complete"]
+    assert report["sources"]["docker"] == {ENGINE: {"read": True, "containers": 1}}

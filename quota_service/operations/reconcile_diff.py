@@ -36,6 +36,8 @@ DEAD_JOB = "dead-job"
 STRAY_JOB = "stray-job"
 KINDS = (ORPHAN, LEAKED, DEAD_JOB, STRAY_JOB)
 
+PENDING_SERVER = "the hub lists its server as pending (starting or stopping)"
+
 #: allocation states that hold (or wait for) resources
 LIVE = ("pending", "allocated")
 
@@ -267,7 +269,7 @@ def _leaked(world: World, held: dict[str, Server], pending: set[tuple[str, str]]
         what = f"allocation {a.id} ({a.session}, {a.state})"
         starting = (a.user, a.server_name) in pending
         if unheld_check_due(a.created, starting, world.as_of, world.grace) is not None:
-            why = ("the hub lists its server as starting" if starting else
+            why = (PENDING_SERVER if starting else
                    f"made {_age(world, a.created):.0f} s ago, within the grace of "
                    f"{world.grace:g} s")
             acc.spared.append(Note(what, why))
@@ -296,7 +298,7 @@ def _dead_jobs(world: World, held: dict[str, Server], leaked: set[str], acc: _Ac
             continue  # not a Slurm session
         what = f"allocation {a.id} ({a.session})"
         if server is not None and server.pending:
-            acc.spared.append(Note(what, "the hub lists its server as starting"))
+            acc.spared.append(Note(what, PENDING_SERVER))
             continue
         running_server = server is not None and not server.pending
         states = []
