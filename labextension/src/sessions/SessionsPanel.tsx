@@ -6,7 +6,7 @@
  * rendered as text.
  */
 
-import { Dialog, showDialog, showErrorMessage } from '@jupyterlab/apputils';
+import { Dialog, Notification, showDialog, showErrorMessage } from '@jupyterlab/apputils';
 import { ServerConnection } from '@jupyterlab/services';
 import {
   addIcon,
@@ -243,8 +243,8 @@ export class SessionsPanel extends ReactWidget {
         name: suggestName(random, taken)
       };
       const chosen = await askForSession(api, choices, form);
-      if (chosen) {
-        await store.start(chosen.name, userOptions(chosen));
+      if (chosen && !(await store.start(chosen.name, userOptions(chosen)))) {
+        Notification.info(`Session ${chosen.name} was stopped before it was up.`, { autoClose: 5000 });
       }
     } catch (e) {
       await showErrorMessage('The session did not start', (e as Error).message);

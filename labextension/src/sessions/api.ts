@@ -18,14 +18,25 @@ import {
 } from '../summary/types';
 import { IDryRun } from './launch';
 
-/** A refusal, with its HTTP status (0: no answer). */
+/** A refusal, with its HTTP status (0: no answer) and reason, if any. */
 export class HubgridError extends Error {
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    readonly reason = ''
   ) {
     super(message);
   }
+}
+
+/** The hub door's reason for a start whose session was stopped before it was up. */
+export const STOPPED_WHILE_STARTING = 'Stopped while starting';
+
+/** Whether `error` says the start was ended by a stop (mine, asked meanwhile). */
+export function stoppedWhileStarting(error: unknown): boolean {
+  return (
+    error instanceof HubgridError && error.status === 409 && error.reason === STOPPED_WHILE_STARTING
+  );
 }
 
 async function send(
@@ -43,13 +54,15 @@ async function send(
   if (!response.ok) {
     const text = await response.text();
     let message = text.slice(0, 500) || response.statusText;
+    let reason = '';
     try {
       const body = JSON.parse(text);
       message = body.message || message;
+      reason = typeof body.reason === 'string' ? body.reason : '';
     } catch {
       // not JSON: the text as it is
     }
-    throw new HubgridError(message, response.status);
+    throw new HubgridError(message, response.status, reason);
   }
   return response;
 }

@@ -7,7 +7,7 @@
 import { ServerConnection } from '@jupyterlab/services';
 
 import { IAllocation, IMeModel } from '../summary/types';
-import { HubgridApi, IHubServer } from './api';
+import { HubgridApi, IHubServer, stoppedWhileStarting } from './api';
 import { announceSessionsChanged } from './events';
 import { diffSessions, isQuiet, stopPlan } from './model';
 import { IdlePoll } from './poller';
@@ -53,12 +53,20 @@ export class SessionsStore {
     this.listeners.clear();
   }
 
-  /** Start a named server of mine; a refusal is kept as a failed start (and thrown). */
-  async start(name: string, options: object): Promise<void> {
+  /**
+   * Start a named server of mine; a refusal is kept as a failed start (and
+   * thrown). A start ended by a stop asked meanwhile is no failure: false.
+   */
+  async start(name: string, options: object): Promise<boolean> {
     const me = await this.whoAmI();
     try {
       await this.api.startServer(me.name, name, options);
     } catch (e) {
+      if (stoppedWhileStarting(e)) {
+        announceSessionsChanged();
+        await this.refresh();
+        return false;
+      }
       this.failures = [
         { name, message: (e as Error).message, at: Date.now() },
         ...this.failures.filter(f => f.name !== name)
@@ -69,6 +77,7 @@ export class SessionsStore {
     this.failures = this.failures.filter(f => f.name !== name);
     announceSessionsChanged();
     await this.refresh();
+    return true;
   }
 
   /** Stop (or cancel) a session: its server through the hub, else release it. */
