@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
+from . import admin, files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
 from .reconcile import ReconcileHandler
@@ -61,6 +61,10 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"resource-groups/{segment('group')}/grants", scheduling.GrantsHandler),
     (r"nodes", scheduling.NodesHandler),
     (rf"nodes/{segment('node')}", scheduling.NodeHandler),
+    # the admin pages (issue #13)
+    (rf"nodes/{segment('node')}/sessions", admin.NodeSessionsHandler),
+    (rf"resource-groups/{segment('group')}/queue", admin.QueueHandler),
+    (rf"resource-groups/{segment('group')}/queue/{ALLOCATION}", admin.QueuedHandler),
     (r"allocations", scheduling.AllocationsHandler),
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),

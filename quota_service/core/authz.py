@@ -237,3 +237,30 @@ def require_read_metrics(p: Principal | None, hub_scopes: frozenset[str] = froze
     if not may_read_metrics(p, hub_scopes):
         raise Denied(f"reading the metrics needs a superadmin or a hub token with the scope "
                      f"{METRICS_SCOPE}")
+
+
+# --- the admin pages (issue #13) -----------------------------------------------
+
+def admin_page_scope(p: Principal, what: str) -> str | None:
+    """The domain whose things ``p`` manages on an admin page (the queue, a
+    node's sessions and GPU map, bulk user import): None for every domain (a
+    superadmin), their own (a domain admin); Denied for users."""
+    if p.is_superadmin:
+        return None
+    if is_domain_admin_role(p.role):
+        return p.domain
+    raise Denied(f"only admins may {what}")
+
+
+def sees_whose(p: Principal, domain: str) -> bool:
+    """On an admin page, does ``p`` see who holds or asks for something of
+    ``domain`` (else it shows only as taken or as a place in a queue)?"""
+    return p.administers(domain)
+
+
+def require_manage_queued(p: Principal, owner_domain: str, request: str) -> None:
+    """Reorder, re-prioritise or cancel a pending request: superadmins any,
+    domain admins their domain's (others' are not found), users none."""
+    admin_page_scope(p, "change the scheduler's queue")
+    if not p.administers(owner_domain):
+        raise _not_found("pending request", request)

@@ -356,6 +356,10 @@ class Allocation(Base):
     #: how many times the owner kept it, and until when no rule reclaims it
     keeps: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     kept_until: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    # --- the queue's admin (issue #13) ---
+    #: where an admin put it in its queue (its order time in place of
+    #: created_at; scheduling/queueadmin.py); None: where it was made
+    queue_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
 
 
 class ReclaimEvent(Base):

@@ -444,3 +444,25 @@ class VFolderUpdate(Body):
 class InvitationCreate(Body):
     user: UserName
     permission: Permission = "ro"
+
+
+# --- the admin pages (issue #13) ---------------------------------------------------
+
+class QueueChange(Body):
+    """Change a pending request: its ``priority``, and/or its place: exactly
+    one of ``before``/``after`` (another request's id) or ``position`` (0:
+    the front of the requests the caller may move)."""
+
+    priority: Annotated[int, Field(ge=0, le=100)] | None = None
+    before: Annotated[StrictStr, Field(max_length=36)] | None = None
+    after: Annotated[StrictStr, Field(max_length=36)] | None = None
+    position: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+
+    @model_validator(mode="after")
+    def _something(self):
+        places = [x for x in (self.before, self.after, self.position) if x is not None]
+        if len(places) > 1:
+            raise ValueError("give at most one of before, after or position")
+        if self.priority is None and not places:
+            raise ValueError("give a priority, or a place: before, after or position")
+        return self

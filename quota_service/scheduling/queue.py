@@ -91,7 +91,9 @@ def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allo
         capacity = ledger.group_view(rg, True, []).capacity
         held = ordering.held_by_user((a.user_id, slotlib.from_text(a.slots)) for a in running)
     by_id = {a.id: a for a in pending}
-    waiting = [ordering.Waiting(a.id, aware(a.created_at), a.priority, a.user_id) for a in pending]
+    # an admin's move (scheduling/queueadmin.py) sets queue_at, its order time
+    waiting = [ordering.Waiting(a.id, aware(a.queue_at or a.created_at), a.priority, a.user_id)
+               for a in pending]
     return [by_id[w.id] for w in ordering.order(rg.queue_order, waiting, capacity, held)]
 
 
@@ -115,7 +117,7 @@ class Memo:
 
 QUEUE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.priority, Allocation.passes,
                  Allocation.state, Allocation.user_id, Allocation.project_id,
-                 Allocation.domain_id, Allocation.resource_group_id)
+                 Allocation.domain_id, Allocation.resource_group_id, Allocation.queue_at)
 
 
 def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,

@@ -1,0 +1,58 @@
+"""REST handlers the admin pages need (issue #13): the scheduler's queue of
+a resource group (read, re-prioritise, move, cancel), a node's sessions and
+per-device GPU map with its drain estimate, and bulk user import."""
+
+from __future__ import annotations
+
+from ..core.schemas import QueueChange, parse
+from ..scheduling import nodedesk, queuedesk
+from .base import APIHandler
+
+
+class QueueHandler(APIHandler):
+    resource = "queue"
+
+    async def get(self, group):
+        """The pending queue of a resource group in the scheduler's order (admins)."""
+        self.audit_target = group
+        p = self.principal
+        self.finish_json(await self.db(lambda s: queuedesk.list_queue(s, p, group)))
+
+
+class QueuedHandler(APIHandler):
+    resource = "queue"
+    bodies = {"patch": QueueChange}
+
+    async def patch(self, group, allocation_id):
+        """Change a pending request's priority or move it in its queue (admins)."""
+        self.audit_target = f"{group}/{allocation_id}"
+        body = parse(QueueChange, self.json_body())
+        p = self.principal
+        model, self.audit_detail = await self.db(
+            lambda s: queuedesk.change(s, p, group, allocation_id, body), ledger=True)
+        self.audit_domain = model["domain"]
+        self.finish_json(model)
+        self.schedule_soon(group)
+
+    async def delete(self, group, allocation_id):
+        """Cancel a pending request (admins)."""
+        self.audit_target = f"{group}/{allocation_id}"
+        p, now = self.principal, self.now()
+        self.audit_domain, self.audit_detail = await self.db(
+            lambda s: queuedesk.cancel(s, p, group, allocation_id, now), ledger=True)
+        self.no_content()
+        self.schedule_soon(group)
+
+    def audit_action(self, method: str) -> str:
+        return {"PATCH": "queue.change", "DELETE": "queue.cancel"}.get(
+            method, super().audit_action(method))
+
+
+class NodeSessionsHandler(APIHandler):
+    resource = "node"
+
+    async def get(self, node):
+        """A node's sessions, per-device GPU map and time until empty (admins)."""
+        self.audit_target = node
+        p, now = self.principal, self.now()
+        self.finish_json(await self.db(lambda s: nodedesk.node_sessions(s, p, node, now)))

@@ -1,0 +1,147 @@
+"""The scheduler page's reading and writing of a resource group's pending
+queue: the queue in the scheduler's order (``queue.queue_order``), and an
+admin's change of a request's priority or place (``queueadmin``) or its
+cancellation. Writers run holding the ledger lock (the handler's
+``db(..., ledger=True)``), the lock every queue pass holds: a move is
+never half-seen by a pass.
+
+Who sees whose: a superadmin every request; a domain admin their domain's
+requests in full and every other request as a bare place in the line
+(``{"position", "visible": false}``: not whose, not how much).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import inventory, ledger, queue as queueing, queueadmin
+from ..core import authz
+from ..core.authz import Principal
+from ..core.errors import Conflict, Hidden
+from ..core.models import Allocation, Domain, Project, ResourceGroup, User
+from ..core.orm import aware, iso
+
+
+def _group(s: Session, p: Principal, name: str) -> ResourceGroup:
+    rg = inventory._group(s, p, name)  # 404 for a group the caller may not see
+    authz.admin_page_scope(p, "see or change the scheduler's queue")
+    return rg
+
+
+def _pending(s: Session, rg: ResourceGroup):
+    """The group's pending requests in queue order, with (user, domain, project) names."""
+    rows = s.execute(
+        select(Allocation, User.name, Domain.name, Project.name)
+        .join(User, User.id == Allocation.user_id)
+        .join(Domain, Domain.id == Allocation.domain_id)
+        .join(Project, Project.id == Allocation.project_id)
+        .where(Allocation.resource_group_id == rg.id, Allocation.state == "pending")).all()
+    names = {a.id: (user, domain, project) for a, user, domain, project in rows}
+    running = []
+    if rg.queue_order == "drf":
+        running = list(s.scalars(select(Allocation).where(
+            Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
+    ordered = queueing.queue_order(rg, [a for a, *_ in rows], running)
+    return ordered, names
+
+
+def _entry(position: int, a: Allocation, names, rg: ResourceGroup) -> dict:
+    user, domain, project = names
+    reasons = a.reasons or []
+    return {
+        "position": position,
+        "visible": True,
+        "id": a.id,
+        "user": user,
+        "domain": domain,
+        "project": project,
+        "slots": a.slots,
+        "gpu_models": a.gpu_models,
+        "session_type": a.session_type,
+        "priority": a.priority,
+        "created_at": iso(a.created_at),
+        "queue_at": iso(a.queue_at),
+        "passes": a.passes,
+        # waiting for the group's capacity (and holding the head of the line
+        # for hol_passes passes), or for its own limits
+        "waits_for": ("capacity" if reasons and all(r.get("level") == "resource-group"
+                                                    for r in reasons) else
+                      "limits" if reasons else None),
+        "holds_line": bool(reasons) and a.passes < rg.hol_passes and all(
+            r.get("level") == "resource-group" for r in reasons),
+        "reasons": reasons,
+        "origin": a.origin,
+    }
+
+
+def list_queue(s: Session, p: Principal, group: str) -> dict:
+    """The pending queue of ``group`` in the order the scheduler judges it."""
+    rg = _group(s, p, group)
+    ordered, names = _pending(s, rg)
+    entries = []
+    for i, a in enumerate(ordered):
+        who = names[a.id]
+        if authz.sees_whose(p, who[1]):
+            entries.append(_entry(i, a, who, rg))
+        else:
+            entries.append({"position": i, "visible": False})
+    return {
+        "resource_group": rg.name,
+        "queue_order": rg.queue_order,
+        "hol_passes": rg.hol_passes,
+        "pending_timeout": rg.pending_timeout,
+        "pending": len(entries),
+        "hidden": sum(1 for e in entries if not e["visible"]),
+        "entries": entries,
+    }
+
+
+def _queued(s: Session, p: Principal, rg: ResourceGroup, alloc_id: str):
+    ordered, names = _pending(s, rg)
+    a = next((x for x in ordered if x.id == alloc_id), None)
+    if a is None:
+        other = s.get(Allocation, alloc_id)
+        if other is not None and other.resource_group_id == rg.id and authz.sees_whose(
+                p, s.get(Domain, other.domain_id).name):
+            raise Conflict(f"request {alloc_id} is not pending (it is {other.state})")
+        raise Hidden(f"pending request {alloc_id!r} not found in {rg.name}")
+    authz.require_manage_queued(p, names[a.id][1], alloc_id)
+    return a, ordered, names
+
+
+def change(s: Session, p: Principal, group: str, alloc_id: str, body) -> tuple[dict, str]:
+    """Set a pending request's priority and/or move it; (its entry, what
+    changed as text for the access log: before -> after)."""
+    rg = _group(s, p, group)
+    a, ordered, names = _queued(s, p, rg, alloc_id)
+    before = (a.priority, ordered.index(a))
+    if body.priority is not None:
+        a.priority = body.priority
+    target = queueadmin.Target(body.before, body.after, body.position)
+    if any(x is not None for x in (body.before, body.after, body.position)):
+        scope = authz.admin_page_scope(p, "change the scheduler's queue")
+        queued = [queueadmin.Queued(x.id, aware(x.queue_at or x.created_at), x.priority,
+                                    x.user_id, scope is None or names[x.id][1] == scope)
+                  for x in ordered]
+        by_id = {x.id: x for x in ordered}
+        for other, key in queueadmin.move(rg.queue_order, queued, alloc_id, target).items():
+            by_id[other].queue_at = key
+    s.flush()
+    ordered, names = _pending(s, rg)
+    after = (a.priority, ordered.index(a))
+    detail = (f"priority {before[0]} -> {after[0]}; position {before[1]} -> {after[1]} "
+              f"of {len(ordered)} in {rg.name}")
+    return _entry(after[1], a, names[a.id], rg), detail
+
+
+def cancel(s: Session, p: Principal, group: str, alloc_id: str, now: dt.datetime) -> tuple[str, str]:
+    """Cancel a pending request; (its domain, what it was, for the access log)."""
+    rg = _group(s, p, group)
+    a, ordered, names = _queued(s, p, rg, alloc_id)
+    place = ordered.index(a)
+    ledger.release_allocation(s, a, now, f"cancelled by {p.name} from the queue")
+    return names[a.id][1], (f"cancelled: was position {place} of {len(ordered)} in {rg.name}, "
+                            f"priority {a.priority}, user {names[a.id][0]}")
