@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..scheduling import inventory, ledger
+from ..scheduling import inventory, ledger, nodedesk
 from ..tenancy import policies
 from ..sessions import logs
 from ..core.errors import Hidden
@@ -146,9 +146,10 @@ class NodeHandler(APIHandler):
     bodies = {"patch": NodeUpdate}
 
     async def get(self, node):
-        """One node."""
+        """One node (admins: with ``until_empty``, how long a drain takes at its sessions' limits)."""
         self.audit_target = node
-        self.finish_json(await self.db(lambda s: inventory.get_node(s, self.principal, node)))
+        now = self.now()
+        self.finish_json(await self.db(lambda s: nodedesk.node_for(s, self.principal, node, now)))
 
     async def patch(self, node):
         """Change a node (superadmins); the queues are tried again at once."""

@@ -69,3 +69,13 @@ def node_sessions(s: Session, p: Principal, name: str, now: dt.datetime) -> dict
     model["other_sessions"] = len(sessions) - len(model["sessions"])
     model["until_empty"] = devicemap.until_empty(now, sessions)
     return model
+
+
+def node_for(s: Session, p: Principal, name: str, now: dt.datetime) -> dict:
+    """``GET nodes/{node}``: the node (``inventory.get_node``) and, for
+    admins, ``until_empty`` (how long a drain takes at its sessions' limits)."""
+    model = inventory.get_node(s, p, name)
+    if authz.reads_every_policy(p):  # superadmins and domain admins
+        n = s.scalar(select(Node).where(Node.name == name))
+        model["until_empty"] = devicemap.until_empty(now, running(s, n))
+    return model
