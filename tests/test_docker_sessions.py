@@ -72,7 +72,9 @@ def dock(tmp_path_factory):
     config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\n"
               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
     env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
-    hub = launch_hub(state, env, config=config)
+    # a reclaim pass every second (tests/test_docker_sessions.py's lifetime test)
+    hub = launch_hub(state, env, config=config,
+                     service_config="c.HubgridService.reclaim_interval = 1.0\n")
     d = Dock(hub=hub, engines=engines)
     try:
         build_world(hub)
@@ -400,3 +402,38 @@ def test_vfolders_mount_with_the_users_permission_and_nothing_else(dock):
     for user, folder in (("alice", mine), ("alice", dot), ("bob", bobs), ("gina", ginas)):
         assert hub.call("DELETE", f"vfolders/{folder}", user).status_code == 204
         assert hub.call("POST", f"vfolders/{folder}/purge", user).status_code == 204
+
+
+def test_a_session_past_its_lifetime_is_warned_then_reclaimed_and_its_container_removed(dock):
+    """Backend.AI #13273 (a lifetime that never expired), on a real container:
+    the policy's max_session_lifetime from the start, a warning on the
+    allocation while the server runs, then the hub stops it (a pass every
+    second; the rules themselves: tests/test_reclaim_rules.py)."""
+    hub = dock.hub
+    name, policy = "life" + uuid.uuid4().hex[:6], "life-" + uuid.uuid4().hex[:6]
+    _ok(hub.call("POST", "resource-policies", "admin", json={
+        "name": policy, "max_session_lifetime": 12, "reclaim_warning": 4}), 201)
+    _ok(hub.call("POST", "users", "admin", json={"name": name, "domain": "acme"}), 201)
+    _ok(hub.call("PATCH", f"users/{name}", "admin", json={"resource_policy": policy}), 200)
+    _ok(hub.call("PUT", f"domains/acme/projects/ml/members/{name}", "admin"), 201)
+    assert spawn(hub, name, "short", **opts(cpu="0.5", mem="256M")).status_code in (201, 202)
+    wait_ready(hub, name, "short")
+    a = held(hub, name, "short")
+    assert len(dock.containers(allocation=a["id"])) == 1
+
+    def warned_while_running():
+        notice = hub.call("GET", f"allocations/{a['id']}", name).json()["reclaim"]
+        return notice if notice and server_of(hub, name, "short") is not None else None
+
+    notice = eventually(warned_while_running, timeout=30, interval=0.3)
+    assert notice and notice["rule"] == "lifetime", hub_log(hub)
+    assert notice["numbers"]["max_session_lifetime"] == 12
+    assert eventually(lambda: server_of(hub, name, "short") is None, timeout=40), hub_log(hub)
+    assert eventually(lambda: dock.containers(allocation=a["id"]) == [], timeout=30)
+    [done] = eventually(lambda: [x for x in allocations(hub, name, "released")
+                                 if x["release_reason"].startswith("reclaimed (lifetime)")],
+                        timeout=30) or [None]
+    assert done and done["id"] == a["id"], allocations(hub, name)
+    kinds = sorted(e["kind"] for e in hub.call(
+        "GET", f"reclaim/events?allocation={a['id']}", name).json()["events"])
+    assert kinds == ["reclaimed", "warning"]
