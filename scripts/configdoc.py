@@ -53,6 +53,16 @@ def _default(cls, name, trait) -> str:
     return repr(value)
 
 
+def documented_traits(cls) -> dict:
+    """The settings ``cls`` adds: its own, and those of its mixins from the
+    same package that have no section of their own (e.g. ``HubgridService``'s
+    ``runtime.settings`` groups); not those of its library base classes."""
+    top = cls.__module__.split(".")[0]
+    return {name: trait for name, trait in cls.class_traits(config=True).items()
+            if trait.this_class is cls or (trait.this_class.__module__.split(".")[0] == top
+                                           and trait.this_class not in CLASSES)}
+
+
 def render() -> str:
     out = [
         "# Configuration reference",
@@ -72,7 +82,7 @@ def render() -> str:
     ]
     for cls in CLASSES:
         out += [f"## {cls.__name__}", "", inspect.getdoc(cls).split("\n\n")[0], ""]
-        for name, trait in sorted(cls.class_own_traits(config=True).items()):
+        for name, trait in sorted(documented_traits(cls).items()):
             out += [
                 f"### `c.{cls.__name__}.{name}`",
                 "",

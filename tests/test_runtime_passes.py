@@ -249,5 +249,5 @@ async def test_the_background_work_follows_the_settings(served, follow):  # noqa
     names = [w.__qualname__ for w in work]
     for w in work:
         w.close()  # never started
-    assert names == ["queue_loop", "repeat", "repeat"] + (
+    assert names == ["queue_loop", "repeat", "repeat", "repeat_async"] + (
         ["ServiceRuntime._scan_at_start", "follow"] if follow else [])

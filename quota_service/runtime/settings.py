@@ -1,0 +1,179 @@
+"""Settings of the service, grouped by what they steer, as traitlets mixins
+of ``HubgridService`` (``c.HubgridService.<name>`` sets each): where session
+logs and folders live (``StorageSettings``), and how the operations of
+issue #12 run (``OperationsSettings``). The app module keeps the settings of
+the service itself (database, hub, scheduling)."""
+
+from __future__ import annotations
+
+from jupyterhub.traitlets import ByteSpecification
+from traitlets import Bool, Dict, Enum, Float, HasTraits, Integer, TraitError, Unicode, default, validate
+
+from ..sessions import logs as sessionlogs
+from ..storage import hosts as storage
+from . import bootstrap
+
+
+class StorageSettings(HasTraits):
+    """Session logs and virtual folders."""
+
+    # -- session logs ------------------------------------------------------
+
+    session_log_dir = Unicode(
+        help="""Directory of the per-session logs (one file per allocation,
+        readable by the service's user only). Default: ``session-logs`` next to
+        the SQLite database, else in the service's working directory (the hub
+        runs it in its state directory).""",
+    ).tag(config=True)
+
+    @default("session_log_dir")
+    def _default_session_log_dir(self):
+        return bootstrap.state_path(self.db_url, "session-logs")
+
+    session_log_max_bytes = ByteSpecification(
+        2**20,
+        help="""The most a session's log keeps (e.g. ``"1M"``, at least 4K): past
+        it the oldest output is dropped and a line at the top says so.""",
+    ).tag(config=True)
+
+    @validate("session_log_max_bytes")
+    def _valid_session_log_max_bytes(self, proposal):
+        if proposal["value"] < sessionlogs.MIN_BYTES:
+            raise TraitError(f"session_log_max_bytes: at least {sessionlogs.MIN_BYTES} bytes")
+        return proposal["value"]
+
+    session_log_retention_days = Integer(
+        30,
+        help="""Days a session's log is kept after the session is released; then
+        it is deleted and reading it answers 410. 0: keep logs forever.""",
+    ).tag(config=True)
+
+    @validate("session_log_retention_days")
+    def _valid_retention(self, proposal):
+        if proposal["value"] < 0:
+            raise TraitError("session_log_retention_days: 0 (forever) or more")
+        return proposal["value"]
+
+    session_log_purge_interval = Float(
+        3600.0,
+        help="""Seconds between passes of the log retention rule (one also runs
+        at start).""",
+    ).tag(config=True)
+
+    # -- virtual folders (issue #5) -----------------------------------------
+
+    vfolder_hosts = Dict(
+        help="""Storage hosts of virtual folders: name -> ``{"path": DIR}``, e.g.::
+
+            c.HubgridService.vfolder_hosts = {
+                "local": {"path": "/srv/hubgrid/vfolders"},
+                "nfs": {"path": "/mnt/nfs/hubgrid"},   # mounted at this path on every node
+            }
+
+        A folder's files live in ``<path>/<folder id>``; ``<path>/.staging``
+        holds partial uploads. Each host's capabilities are detected at start:
+        ``usage`` always (measured by scanning), ``quota`` when the path is on
+        XFS mounted with ``prjquota`` and ``xfs_quota`` is installed (then the
+        owners' ``max_vfolder_size`` is also a kernel-enforced hard limit);
+        ``"quota": False`` turns XFS quotas off for a host, ``"xfs_project_base"``
+        moves hubgrid's XFS project ids (default 1000000). Which hosts a
+        domain, project or user may use is policy (``allowed_vfolder_hosts``;
+        see docs/vfolders.md). Default: one host ``local`` at ``vfolders`` next
+        to the SQLite database, else in the service's working directory.""",
+    ).tag(config=True)
+
+    @default("vfolder_hosts")
+    def _default_vfolder_hosts(self):
+        return {"local": {"path": bootstrap.state_path(self.db_url, "vfolders")}}
+
+    @validate("vfolder_hosts")
+    def _valid_vfolder_hosts(self, proposal):
+        try:
+            return storage.check_host_config(proposal["value"])
+        except storage.HostConfigError as e:
+            raise TraitError(str(e)) from None
+
+    default_vfolder_host = Unicode(
+        "local",
+        help="""The storage host of a new folder when its creator names none
+        (it must be one of ``vfolder_hosts`` the creator may use).""",
+    ).tag(config=True)
+
+    vfolder_uid = Integer(
+        1000,
+        help="""Owner (uid) of new folder directories, the uid sessions run as
+        (jovyan is 1000). Applied only when the service runs as root.""",
+    ).tag(config=True)
+
+    vfolder_gid = Integer(
+        100,
+        help="""Group (gid) of new folder directories (mode 2770), the gid
+        sessions run as (users is 100). Applied only when the service runs as root.""",
+    ).tag(config=True)
+
+    vfolder_usage_interval = Float(
+        600.0,
+        help="""Seconds between scans measuring every folder's usage (one also
+        runs at start). Between scans the files API keeps the cached usage
+        right; writes made inside sessions show at the next scan.""",
+    ).tag(config=True)
+
+    vfolder_staging_max_age_hours = Float(
+        24.0,
+        help="""Hours after which a leftover in a host's ``.staging`` directory
+        (the file of a plain upload a crash interrupted, half-written tus
+        state) is deleted. The sweep runs at the first upload to a host
+        after the service starts, then at most hourly with uploads; uploads
+        in progress are never swept.""",
+    ).tag(config=True)
+
+    vfolder_tus_expiry_hours = Float(
+        168.0,
+        help="""Hours a resumable (tus) upload may stay idle before the sweep
+        deletes its bytes and gives back the quota it holds, e.g.
+        ``c.HubgridService.vfolder_tus_expiry_hours = 48``.""",
+    ).tag(config=True)
+
+
+class OperationsSettings(HasTraits):
+    """Idle reclamation, metrics and reconcile."""
+
+    reconcile_unknown = Bool(
+        True,
+        help="""Whether reconcile (``GET``/``POST reconcile``) takes containers and
+        Slurm jobs naming an allocation this ledger never had for orphans (no
+        hub server holding them). Set False where several hubgrid services share
+        Docker engines or a Slurm cluster: they are then listed as spared.""",
+    ).tag(config=True)
+
+    # -- idle reclamation (issue #12; docs/operations.md) ---------------------
+
+    reclaim_interval = Float(60.0, help="""Seconds between idle reclamation passes
+        (0: off); a session is reclaimed within one interval of its deadline.""",
+                             ).tag(config=True)
+    reclaim_shadow_mode = Bool(False, help="""Only report what would be reclaimed
+        (``shadow`` events with the GPU-hours it would free); warn and stop nothing.""",
+                               ).tag(config=True)
+    reclaim_warning = Integer(300, help="""Seconds of warning before a reclaim, for
+        policies without their own ``reclaim_warning`` (0: none).""").tag(config=True)
+    reclaim_gpu_source = Enum(["none", "nvml"], "none", help="""GPU readings of the
+        utilization rule: NVML on the service's node, or none (GPU thresholds: no
+        data, never idle).""").tag(config=True)
+
+    # -- metrics (issue #12) -------------------------------------------------
+
+    authenticate_prometheus = Bool(
+        True,
+        help="""Scrapers of ``<prefix>api/v1/metrics`` must authenticate, as for
+        JupyterHub's own setting of this name: a hub token with the scope
+        ``read:metrics`` (and ``access:services!service=hubgrid``), or a
+        superadmin's token or keypair. ``False``: anyone who can reach the
+        service may read the metrics (see docs/operations.md).""",
+    ).tag(config=True)
+
+    metrics_user_labels = Bool(
+        False,
+        help="""Also export per-user series (``hubgrid_user_*``: slots and
+        sessions of each user). Off by default: one series per user is an
+        unbounded label set that grows with every user.""",
+    ).tag(config=True)
