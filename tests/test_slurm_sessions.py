@@ -41,7 +41,9 @@ def slurm_hub(tmp_path_factory):
               "c.HubgridSlurmSpawner.pending_poll_interval = 0.5\n"
               "c.HubgridSlurmSpawner.startup_poll_interval = 0.5\n"
               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    hub = launch_hub(state, {"HUBGRID_SPAWNER": "slurm"}, config=config)
+    # a reclaim pass every second (the lifetime test below)
+    hub = launch_hub(state, {"HUBGRID_SPAWNER": "slurm"}, config=config,
+                     service_config="c.HubgridService.reclaim_interval = 1.0\n")
     try:
         yield hub
     finally:
@@ -115,3 +117,32 @@ def test_vfolders_are_refused_on_slurm_before_anything_is_asked(slurm_hub):
     assert r.status_code == 400 and "does not mount vfolders" in r.text, r.text
     assert jobs(f"hubgrid-{user}") == []
     assert allocations(hub, user) == []
+
+
+def test_a_job_past_its_lifetime_is_warned_then_reclaimed_and_cancelled(slurm_hub):
+    """Backend.AI #13273 (a lifetime that never expired), on a real Slurm job:
+    warned on the allocation while the job runs, then stopped through the hub
+    (the job cancelled) and released as 'reclaimed (lifetime)'."""
+    hub = slurm_hub
+    user, policy = new_user(hub), "life-" + uuid.uuid4().hex[:6]
+    assert hub.call("POST", "resource-policies", "admin", json={
+        "name": policy, "max_session_lifetime": 12, "reclaim_warning": 4}).status_code == 201
+    r = hub.call("PATCH", f"users/{user}", "admin", json={"resource_policy": policy})
+    assert r.status_code == 200, r.text
+    assert spawn(hub, user, "short", cpu="1", mem="256M").status_code in (201, 202)
+    wait_ready(hub, user, "short")
+    [a] = allocations(hub, user, "allocated")
+    assert len(jobs(f"hubgrid-{user}")) == 1
+
+    def warned_while_running():
+        notice = hub.call("GET", f"allocations/{a['id']}", user).json()["reclaim"]
+        return notice if notice and jobs(f"hubgrid-{user}") else None
+
+    notice = eventually(warned_while_running, timeout=30, interval=0.3)
+    assert notice and notice["rule"] == "lifetime", hub_log(hub)
+    assert eventually(lambda: server_of(hub, user, "short") is None, timeout=40), hub_log(hub)
+    assert eventually(lambda: jobs(f"hubgrid-{user}") == [], timeout=30)
+    done = eventually(lambda: [x for x in allocations(hub, user, "released")
+                               if x["release_reason"].startswith("reclaimed (lifetime)")],
+                      timeout=30)
+    assert [x["id"] for x in done] == [a["id"]], allocations(hub, user)
