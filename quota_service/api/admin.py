@@ -1,12 +1,15 @@
 """REST handlers the admin pages need (issue #13): the scheduler's queue of
 a resource group (read, re-prioritise, move, cancel), a node's sessions and
-per-device GPU map with its drain estimate, and bulk user import."""
+per-device GPU map with its drain estimate, bulk user import, and the
+access log as CSV."""
 
 from __future__ import annotations
 
 from ..core.schemas import QueueChange, parse
 from ..scheduling import nodedesk, queuedesk
+from ..tenancy import audit, auditcsv
 from .base import APIHandler
+from .files import attachment
 
 
 class QueueHandler(APIHandler):
@@ -56,3 +59,25 @@ class NodeSessionsHandler(APIHandler):
         self.audit_target = node
         p, now = self.principal, self.now()
         self.finish_json(await self.db(lambda s: nodedesk.node_sessions(s, p, node, now)))
+
+
+async def audit_csv(handler: APIHandler) -> None:
+    """Answer ``GET audit?format=csv``: the log the caller may read, newest
+    first, streamed page by page (at most ``auditcsv.MAX_ROWS`` entries)."""
+    now = handler.now()
+    args = auditcsv.export_args(handler.query_args(), now)
+    p = handler.principal
+    first = await handler.db(lambda s: audit.query(s, p, {**args, "limit": str(auditcsv.PAGE)}))
+    handler.set_header("Content-Type", "text/csv; charset=utf-8")
+    handler.set_header("Content-Disposition", attachment(auditcsv.filename(now)))
+    handler.write(auditcsv.header())
+    page, offset = first, 0
+    while True:
+        handler.write(auditcsv.rows(page["entries"]))
+        offset = page["next_offset"]
+        if offset is None or offset >= auditcsv.MAX_ROWS:
+            break
+        await handler.flush()
+        page = await handler.db(lambda s: audit.query(
+            s, p, {**args, "limit": str(auditcsv.PAGE), "offset": str(offset)}))
+    handler.finish()

@@ -14,6 +14,8 @@ from ..core.schemas import (
     UserUpdate,
     parse,
 )
+from ..core.errors import Invalid
+from . import admin
 from .base import APIHandler
 
 
@@ -273,10 +275,17 @@ class AuditHandler(APIHandler):
             "until": "before this time (ISO 8601)",
             "limit": "page size, 1 to 500 (100)",
             "offset": "entries to skip (0)",
+            "format": "json (default) or csv: every matching entry as a CSV download "
+                      "(no limit/offset; at most 100,000, until fixed at the request's time)",
         }
     }
 
     async def get(self):
-        """The access log the caller may read, newest first (filters narrow)."""
-        args = self.query_args()
+        """The access log the caller may read, newest first (filters narrow; format=csv exports)."""
+        fmt = self.get_query_argument("format", "json")
+        if fmt not in ("json", "csv"):
+            raise Invalid(f"format: {fmt[:40]!r} is not 'json' or 'csv'")
+        if fmt == "csv":
+            return await admin.audit_csv(self)
+        args = {k: v for k, v in self.query_args().items() if k != "format"}
         self.finish_json(await self.db(lambda s: audit.query(s, self.principal, args)))
