@@ -5,9 +5,10 @@ access log as CSV."""
 
 from __future__ import annotations
 
-from ..core.schemas import QueueChange, parse
+from ..core.schemas import QueueChange, UsersBulk, parse
 from ..scheduling import nodedesk, queuedesk
-from ..tenancy import audit, auditcsv
+from ..tenancy import audit, auditcsv, bulkusers
+from ..core.errors import Invalid
 from .base import APIHandler
 from .files import attachment
 
@@ -81,3 +82,34 @@ async def audit_csv(handler: APIHandler) -> None:
         page = await handler.db(lambda s: audit.query(
             s, p, {**args, "limit": str(auditcsv.PAGE), "offset": str(offset)}))
     handler.finish()
+
+
+class UsersBulkHandler(APIHandler):
+    resource = "user"
+    bodies = {"post": UsersBulk}
+    success = {"post": "200"}
+
+    async def post(self):
+        """Add users from a CSV file (text/csv) or JSON rows; each row created or refused alone."""
+        ctype = self.request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if ctype == "text/csv":
+            try:
+                text = self.request.body.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise Invalid("the CSV file is not UTF-8") from None
+            rows = bulkusers.rows_from_csv(text)
+        else:
+            rows = parse(UsersBulk, self.json_body()).users
+        p = self.principal
+        self.audit_target = "users/bulk"
+        self.audit_domain = p.domain
+        report = await self.db(lambda s: bulkusers.add_users(s, p, rows))
+        created = [r["name"] for r in report["results"] if r["result"] == "created"]
+        self.audit_detail = (f"created {report['created']}, refused {report['refused']}: "
+                             + ", ".join(created))
+        if report["created"]:
+            self.mirror.request_sync()
+        self.finish_json(report)
+
+    def audit_action(self, method: str) -> str:
+        return "user.bulk-create"

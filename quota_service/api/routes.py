@@ -49,6 +49,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"domains/{DOMAIN}/projects/{PROJECT}/members", tenancy.MembersHandler),
     (rf"domains/{DOMAIN}/projects/{PROJECT}/members/{USER}", tenancy.MemberHandler),
     (r"users", tenancy.UsersHandler),
+    (r"users/bulk", admin.UsersBulkHandler),  # before users/{user}
     (rf"users/{USER}", tenancy.UserHandler),
     (r"keypairs", tenancy.KeypairsHandler),
     (rf"keypairs/{segment('access_key')}", tenancy.KeypairHandler),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..tenancy import accounts, audit
+from ..tenancy import accounts, audit, bulkusers
 from ..core.schemas import (
     DomainCreate,
     DomainUpdate,
@@ -169,13 +169,20 @@ class MemberHandler(APIHandler):
 
 class UsersHandler(APIHandler):
     resource = "user"
-    queries = {"get": {"domain": "only the users of this domain"}}
+    queries = {"get": {"domain": "only the users of this domain",
+                       "q": "only names containing this (any case)",
+                       "role": "only this role: user, domain-admin or superadmin",
+                       "active": "only active (true) or inactive (false) users"}}
     bodies = {"post": UserCreate}
 
     async def get(self):
-        """The users the caller sees (domain admins: their domain's)."""
+        """The users the caller sees (domain admins: their domain's); q, role, active narrow."""
         domain = self.get_query_argument("domain", None)
-        self.finish_json(await self.db(lambda s: accounts.list_users(s, self.principal, domain)))
+        keep = bulkusers.search_filter(self.get_query_argument("q", None),
+                                       self.get_query_argument("role", None),
+                                       self.get_query_argument("active", None))
+        users = await self.db(lambda s: accounts.list_users(s, self.principal, domain))
+        self.finish_json([u for u in users if keep(u)])
 
     async def post(self):
         """Create a user (admins)."""

@@ -264,3 +264,9 @@ def require_manage_queued(p: Principal, owner_domain: str, request: str) -> None
     admin_page_scope(p, "change the scheduler's queue")
     if not p.administers(owner_domain):
         raise _not_found("pending request", request)
+
+
+def role_matches(role: str, wanted: str | None) -> bool:
+    """A listing's role filter (the Users page's search): does a user of
+    ``role`` match ``wanted`` (None: any role)? It narrows, never grants."""
+    return wanted is None or role == wanted

@@ -466,3 +466,11 @@ class QueueChange(Body):
         if self.priority is None and not places:
             raise ValueError("give a priority, or a place: before, after or position")
         return self
+
+
+class UsersBulk(Body):
+    """Users to add, one object per row: name (required), domain (default:
+    the caller's), role, projects (a list), resource_policy, active. A
+    text/csv body with a header row of the same names does the same."""
+
+    users: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
