@@ -107,6 +107,20 @@ def alice_allocation(w):
     return {"allocation": r.json()["id"]}
 
 
+def alice_pending(w):
+    """alice's request waiting in a fresh group (granted to acme) whose only
+    node her first request fills."""
+    group = tmp_group(w)["group"]
+    r = w.hub.call("POST", "nodes", "admin", json={
+        "name": uniq("node"), "resource_group": group, "capacity": {"cpu": "1", "mem": "1G"}})
+    assert r.status_code == 201, r.text
+    session = {**SESSION, "resource_group": group}
+    assert w.hub.call("POST", "allocations", "alice", json=session).status_code == 201
+    r = w.hub.call("POST", "allocations", "alice", json=session)
+    assert r.status_code == 202, r.text
+    return {"group": group, "allocation": r.json()["id"]}
+
+
 def alice_keepable_allocation(w):
     """alice's allocation started with a keypair whose policy allows a keep."""
     pol = uniq("keep")
@@ -242,6 +256,23 @@ CASES = [
     ("delete-keypair", "DELETE", "keypairs/{key}", None, tmp_alice_key,
      expect(404, alice=204, ada=204, admin=204)),
     ("read-audit", "GET", "audit", None, nothing, expect(403, ada=200, gus=200, admin=200)),
+    # the admin pages (issue #13; tests/test_admin_*.py check what each sees)
+    ("export-audit-csv", "GET", "audit?format=csv&action=user.create", None, nothing,
+     expect(403, ada=200, gus=200, admin=200)),
+    ("search-users", "GET", "users?q=a&role=user&active=true", None, nothing,
+     expect(403, ada=200, gus=200, admin=200)),
+    # gus's row names acme: refused in the report, the request itself answers 200
+    ("bulk-add-users", "POST", "users/bulk",
+     lambda: {"users": [{"name": uniq("bulk"), "domain": "acme"}]}, nothing,
+     expect(403, ada=200, gus=200, admin=200)),
+    ("read-queue", "GET", "resource-groups/acme-gpu/queue", None, nothing,
+     expect(404, alice=403, ada=200, admin=200)),
+    ("change-queued", "PATCH", "resource-groups/{group}/queue/{allocation}",
+     {"priority": 5, "position": 0}, alice_pending, expect(404, alice=403, ada=200, admin=200)),
+    ("cancel-queued", "DELETE", "resource-groups/{group}/queue/{allocation}", None,
+     alice_pending, expect(404, alice=403, ada=204, admin=204)),
+    ("node-sessions", "GET", "nodes/acme-node/sessions", None, nothing,
+     expect(404, alice=403, ada=200, admin=200)),
     ("list-policies", "GET", "resource-policies", None, nothing, expect(200)),
     ("create-policy", "POST", "resource-policies", lambda: {"name": uniq("p")}, nothing,
      expect(403, admin=201)),
