@@ -1,0 +1,1 @@
+"""How late idle reclamation stops sessions after their deadline."""
