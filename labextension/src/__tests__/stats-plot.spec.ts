@@ -1,4 +1,4 @@
-import { groupLabel, plotData, PLOTS, topGroups } from '../statistics/plot';
+import { dayTick, groupLabel, plotData, PLOTS, topGroups } from '../statistics/plot';
 import { IUsageGroup } from '../statistics/types';
 import { day, docsReport, figures } from './stats-fixtures';
 
@@ -65,5 +65,12 @@ describe('daily plots', () => {
     expect(groupLabel({ domain: 'acme', ...figures() }, report)).toBe('acme');
     report.by = 'resource_group';
     expect(groupLabel({ resource_group: 'gpu', ...figures() }, report)).toBe('gpu');
+  });
+});
+
+describe('axis labels', () => {
+  it('drop the year when every day is of one year', () => {
+    expect(dayTick('2026-11-23', ['2026-11-23', '2026-11-24'])).toBe('11-23');
+    expect(dayTick('2026-12-31', ['2026-12-31', '2027-01-01'])).toBe('2026-12-31');
   });
 });

@@ -16,7 +16,7 @@ import {
 } from 'chart.js';
 import * as React from 'react';
 
-import { IPlotData, IPlotSpec } from './plot';
+import { dayTick, IPlotData, IPlotSpec } from './plot';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
 
@@ -64,8 +64,30 @@ export function UsageChart(props: { spec: IPlotSpec; plot: IPlotData }): JSX.Ele
         maintainAspectRatio: false,
         color: text,
         scales: {
-          x: { stacked: true, ticks: { color: text }, grid: { color: grid } },
-          y: { stacked: true, beginAtZero: true, ticks: { color: text, precision: spec.figure === 'sessions' ? 0 : undefined }, grid: { color: grid } }
+          x: {
+            stacked: true,
+            grid: { color: grid },
+            ticks: {
+              color: text,
+              // the UTC day of each bar (the tooltip names it in full)
+              callback: function (this: any, value: string | number) {
+                const days = this.chart.data.labels as string[];
+                return dayTick(String(this.getLabelForValue(Number(value))), days);
+              }
+            }
+          },
+          y: {
+            stacked: true,
+            beginAtZero: true,
+            grid: { color: grid },
+            ticks: {
+              color: text,
+              precision: spec.figure === 'sessions' ? 0 : undefined,
+              // plain decimals (0.00001, never 1.000000E-5); drawing only
+              callback: (value: string | number) =>
+                Number(value).toLocaleString(undefined, { maximumFractionDigits: 6 })
+            }
+          }
         },
         plugins: {
           legend: { position: 'bottom', labels: { color: text, boxWidth: 12 } },

@@ -98,3 +98,9 @@ export function plotData(report: IUsageReport, figure: Figure, max = MAX_PLOT_GR
   const empty = total.every(d => compareAmounts(figureText(d, figure), '0') === 0);
   return { labels, datasets, empty };
 }
+
+/** An axis label for a day: "11-23" when all the days are of one year, else the day. */
+export function dayTick(day: string, days: readonly string[]): string {
+  const year = days[0]?.slice(0, 4);
+  return days.every(d => d.slice(0, 4) === year) ? day.slice(5) : day;
+}
