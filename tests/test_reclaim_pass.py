@@ -131,3 +131,29 @@ async def test_a_failed_hub_stop_is_retried_and_the_reclaim_recorded_once(served
         outcomes = sorted(e.outcome for e in s.query(AuditEntry).filter(
             AuditEntry.action == "allocation.reclaim"))
     assert outcomes == ["error", "success", "success"]  # every attempt is in the access log
+
+
+@pytest.mark.parametrize("every,takes,at_most", [(10.0, 0.2, 9.8), (0.1, 0.2, 0.0)])
+async def test_the_pass_runs_at_a_fixed_rate_so_a_deadline_waits_at_most_one_interval(
+        monkeypatch, every, takes, at_most):
+    """The next pass starts ``interval`` after the previous one STARTED (not
+    after it ended); one that overran is followed at once."""
+    import asyncio
+    import logging
+
+    from quota_service.runtime import passes
+
+    real_sleep = asyncio.sleep
+    waits = []
+
+    async def run():
+        await real_sleep(takes)
+
+    async def sleep(delay):
+        waits.append(delay)
+        raise asyncio.CancelledError
+
+    monkeypatch.setattr(passes.asyncio, "sleep", sleep)
+    with pytest.raises(asyncio.CancelledError):
+        await passes.repeat_async("reclaim pass", run, lambda: every, logging.getLogger("t"))
+    assert len(waits) == 1 and 0.0 <= waits[0] <= at_most

@@ -83,15 +83,21 @@ async def repeat(what: str, run: Callable[[], object], interval: Callable[[], fl
 
 async def repeat_async(what: str, run: Callable[[], Awaitable[object]],
                        interval: Callable[[], float], log: logging.Logger) -> None:
-    """Await ``run()`` now, then every ``interval()`` seconds (an interval of
-    0 or less: idle, asking again every 10 s); a failing pass is logged."""
+    """Await ``run()`` now, then every ``interval()`` seconds from the start
+    of one pass to the start of the next (a pass that took longer is
+    followed at once), so a deadline waits at most one interval for its
+    pass; an interval of 0 or less: idle, asking again every 10 s. A failing
+    pass is logged."""
+    loop = asyncio.get_running_loop()
     while True:
+        started = loop.time()
         if interval() > 0:
             try:
                 await run()
             except Exception:
                 log.exception("%s failed; will retry", what)
-        await asyncio.sleep(interval() if interval() > 0 else 10.0)
+        every = interval()
+        await asyncio.sleep(max(every - (loop.time() - started), 0.0) if every > 0 else 10.0)
 
 
 def reconcile(factory: sessionmaker[Session], held: frozenset[str], as_of: dt.datetime,
