@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.schemas import QueueChange, UsersBulk, parse
 from ..scheduling import nodedesk, queuedesk
-from ..tenancy import audit, auditcsv, bulkusers
+from ..tenancy import audit, auditcsv, bulkusers, totals
 from ..core.errors import Invalid
 from .base import APIHandler
 from .files import attachment
@@ -113,3 +113,13 @@ class UsersBulkHandler(APIHandler):
 
     def audit_action(self, method: str) -> str:
         return "user.bulk-create"
+
+
+class DomainTotalsHandler(APIHandler):
+    resource = "domain"
+
+    async def get(self, domain):
+        """A domain's and its projects' use per slot against their limits, members, folder limits (admins)."""
+        self.audit_target = self.audit_domain = domain
+        p = self.principal
+        self.finish_json(await self.db(lambda s: totals.domain_totals(s, p, domain)))

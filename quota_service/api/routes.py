@@ -43,6 +43,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"me", tenancy.MeHandler),
     (r"domains", tenancy.DomainsHandler),
     (rf"domains/{DOMAIN}", tenancy.DomainHandler),
+    (rf"domains/{DOMAIN}/totals", admin.DomainTotalsHandler),
     (r"projects", tenancy.ProjectsHandler),
     (rf"domains/{DOMAIN}/projects", tenancy.DomainProjectsHandler),
     (rf"domains/{DOMAIN}/projects/{PROJECT}", tenancy.ProjectHandler),
