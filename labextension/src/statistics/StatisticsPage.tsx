@@ -8,150 +8,19 @@
 
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import { ServerConnection } from '@jupyterlab/services';
-import { ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
+import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { saveBlob, StatisticsApi } from './api';
 import { statisticsIcon } from './icons';
-import { asOfText, describePeriod, IPeriod, PeriodChoice, PRESETS, resolvePeriod, utcDay, addDays } from './period';
+import { Controls } from './Controls';
+import { addDays, asOfText, describePeriod, IPeriod, PeriodChoice, resolvePeriod, utcDay } from './period';
 import { plotData, PLOTS } from './plot';
-import { GROUPING_LABELS, groupingsFor, ICaller, IUsageQuery, Scope, scopesFor } from './query';
-import { ITable, sortRows, tableModel } from './table';
+import { ICaller, IUsageQuery, Scope } from './query';
+import { tableModel } from './table';
 import { Grouping, IUsageReport } from './types';
 import { UsageChart } from './UsageChart';
-
-export function UsageTable(props: {
-  table: ITable;
-  sort: { column: number; descending: boolean } | null;
-  onSort: (column: number) => void;
-}): JSX.Element {
-  const { table, sort, onSort } = props;
-  const rows = sort ? sortRows(table, sort.column, sort.descending) : table.rows;
-  return (
-    <table className="jp-hubgrid-stats-table">
-      <thead>
-        <tr>
-          {table.columns.map((c, i) => (
-            <th
-              key={c.key}
-              data-column={c.key}
-              className={c.numeric ? 'jp-mod-numeric' : ''}
-              title={c.unit}
-              aria-sort={sort?.column === i ? (sort.descending ? 'descending' : 'ascending') : undefined}
-            >
-              <button className="jp-hubgrid-stats-sort" onClick={() => onSort(i)}>
-                {c.title}
-                {sort?.column === i ? (sort.descending ? ' ▾' : ' ▴') : ''}
-              </button>
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.length === 0 && (
-          <tr>
-            <td colSpan={table.columns.length} className="jp-hubgrid-note">
-              No sessions in this period.
-            </td>
-          </tr>
-        )}
-        {rows.map(row => (
-          <tr key={row.key} data-group={row.key}>
-            {row.cells.map((cell, i) => (
-              <td key={table.columns[i].key} data-column={table.columns[i].key}
-                className={table.columns[i].numeric ? 'jp-mod-numeric' : 'jp-hubgrid-name'}>
-                {cell}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-      <tfoot>
-        <tr data-group="total">
-          {table.total.cells.map((cell, i) => (
-            <td key={table.columns[i].key} data-column={table.columns[i].key}
-              className={table.columns[i].numeric ? 'jp-mod-numeric' : ''}>
-              {cell}
-            </td>
-          ))}
-        </tr>
-      </tfoot>
-    </table>
-  );
-}
-
-interface IControls {
-  me: ICaller;
-  choice: PeriodChoice;
-  draft: { from: string; to: string };
-  scope: Scope;
-  by: Grouping;
-  busy: boolean;
-  onPreset: (value: string) => void;
-  onDraft: (draft: { from: string; to: string }) => void;
-  onApplyRange: () => void;
-  onScope: (scope: Scope) => void;
-  onBy: (by: Grouping) => void;
-  onRefresh: () => void;
-  onCsv: () => void;
-}
-
-function Controls(props: IControls): JSX.Element {
-  const { me, choice, draft, scope, by } = props;
-  const scopes = scopesFor(me);
-  const preset = choice.kind === 'last' ? String(choice.days) : 'range';
-  return (
-    <div className="jp-hubgrid-stats-controls">
-      {scopes.length > 1 ? (
-        <label>
-          Show{' '}
-          <select className="jp-mod-styled" aria-label="Whose usage" value={scope}
-            onChange={e => props.onScope(e.target.value as Scope)}>
-            {scopes.map(s => (
-              <option key={s.scope} value={s.scope}>{s.label}</option>
-            ))}
-          </select>
-        </label>
-      ) : (
-        <span className="jp-hubgrid-stats-scope">My usage</span>
-      )}
-      <label>
-        Period{' '}
-        <select className="jp-mod-styled" aria-label="Period" value={preset}
-          onChange={e => props.onPreset(e.target.value)}>
-          {PRESETS.map(p => (
-            <option key={p.days} value={String(p.days)}>{p.label}</option>
-          ))}
-          <option value="range">From … to …</option>
-        </select>
-      </label>
-      {choice.kind === 'range' && (
-        <form className="jp-hubgrid-stats-range"
-          onSubmit={e => { e.preventDefault(); props.onApplyRange(); }}>
-          <input type="date" className="jp-mod-styled" aria-label="From (UTC day)" value={draft.from}
-            onChange={e => props.onDraft({ ...draft, from: e.target.value })} />
-          {' to '}
-          <input type="date" className="jp-mod-styled" aria-label="To (UTC day, included)" value={draft.to}
-            onChange={e => props.onDraft({ ...draft, to: e.target.value })} />
-          <button type="submit" className="jp-mod-styled jp-mod-accept">Show</button>
-        </form>
-      )}
-      <label>
-        Group by{' '}
-        <select className="jp-mod-styled" aria-label="Group by" value={by}
-          onChange={e => props.onBy(e.target.value as Grouping)}>
-          {groupingsFor(me).map(g => (
-            <option key={g} value={g}>{GROUPING_LABELS[g]}</option>
-          ))}
-        </select>
-      </label>
-      <ToolbarButtonComponent icon={refreshIcon} tooltip="Read again" onClick={props.onRefresh} />
-      <button className="jp-mod-styled jp-hubgrid-stats-csv" onClick={props.onCsv} disabled={props.busy}>
-        Download CSV
-      </button>
-    </div>
-  );
-}
+import { UsageTable } from './UsageTable';
 
 /** The page's content: reads `GET me` once, then the report for each choice. */
 export class StatisticsView extends ReactWidget {
