@@ -152,9 +152,12 @@ export class DataPanel extends ReactWidget {
   /** The sidebar tab shows how many invitations wait for me. */
   private _badge(): void {
     const text = badgeText(this._model.waiting);
-    // Lumino writes each key as data-<key> on the sidebar tab
+    // Lumino writes each key as data-<key> on the sidebar tab; the shell keeps
+    // the widget's id there too (data-id): only the badge's key changes
     if ((this.title.dataset['hubgrid-badge'] ?? '') !== text) {
-      this.title.dataset = text ? { 'hubgrid-badge': text } : {};
+      const dataset = { ...this.title.dataset };
+      delete dataset['hubgrid-badge'];
+      this.title.dataset = text ? { ...dataset, 'hubgrid-badge': text } : dataset;
       this.title.caption = text
         ? `hubgrid data (${this._model.waiting} invitation(s) waiting)`
         : 'hubgrid data';
