@@ -82,7 +82,8 @@ def test_my_usage_page_plots_lists_my_exact_figures_and_downloads_the_csv(
     rows.first.wait_for(timeout=SLOW)
 
     # the plots are drawn: every canvas has a size and painted pixels
-    drawn = page.eval_on_selector_all(f"{PAGE} .jp-hubgrid-stats-plot canvas", """cs => cs.map(c => {
+    canvases = f"{PAGE} .jp-hubgrid-stats-plot canvas"
+    drawn = page.eval_on_selector_all(canvases, """cs => cs.map(c => {
         const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
         let painted = 0;
         for (let i = 3; i < px.length; i += 4) { if (px[i]) painted++; }
@@ -100,7 +101,8 @@ def test_my_usage_page_plots_lists_my_exact_figures_and_downloads_the_csv(
              for c in ("domain", "user", *FIGURES)}
     assert cells == {"domain": "acme", "user": a, **{f: str(group[f]) for f in FIGURES}}
     total = stats.locator('.jp-hubgrid-stats-table tfoot tr[data-group="total"]')
-    assert total.locator('td[data-column="core_hours"]').inner_text() == report["total"]["core_hours"]
+    total_core = total.locator('td[data-column="core_hours"]').inner_text()
+    assert total_core == report["total"]["core_hours"]
 
     # an independent GET usage as A: the same sessions, and the GPU figures
     # (the finished session's alone) to the last digit
