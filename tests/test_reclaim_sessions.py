@@ -16,6 +16,7 @@ import asyncio
 import json
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -83,20 +84,22 @@ def test_a_busy_kernel_with_no_browser_survives_and_an_idle_session_is_warned_th
     hub = quick_hub
     user = new_user(hub, "quick")
     token = hub.token(user)
-    for server in ("busy", "idle"):
-        r = spawn(hub, user, server, cpu="0.5", mem="256M")
-        assert r.status_code in (201, 202), r.text
+    r = spawn(hub, user, "busy", cpu="0.5", mem="256M")
+    assert r.status_code in (201, 202), r.text
     wait_ready(hub, user, "busy")
+    with ThreadPoolExecutor(1) as pool:
+        # the idle session starts while the busy one's kernel gets its long cell
+        idle_spawn = pool.submit(spawn, hub, user, "idle", cpu="0.5", mem="256M")
+        base = f"{hub.url}/user/{user}/busy/api/"
+        r = requests.post(base + "kernels", json={"name": "python3"}, timeout=60,
+                          headers={"Authorization": f"token {token}"})
+        assert r.status_code == 201, r.text
+        ws = base.replace("http://", "ws://") + f"kernels/{r.json()['id']}/channels"
+        asyncio.run(_run_cell(ws, token, "import time; time.sleep(120)"))
+        assert idle_spawn.result().status_code in (201, 202), idle_spawn.result().text
     wait_ready(hub, user, "idle")
     [busy] = allocations(hub, user, "allocated", "busy")
     [idle] = allocations(hub, user, "allocated", "idle")
-
-    base = f"{hub.url}/user/{user}/busy/api/"
-    r = requests.post(base + "kernels", json={"name": "python3"}, timeout=60,
-                      headers={"Authorization": f"token {token}"})
-    assert r.status_code == 201, r.text
-    ws = base.replace("http://", "ws://") + f"kernels/{r.json()['id']}/channels"
-    asyncio.run(_run_cell(ws, token, "import time; time.sleep(120)"))
 
     # the idle session: warned while its server still runs, then stopped
     def warned_while_running():
