@@ -12,6 +12,8 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
 - A starts a named 0.5-GPU session from the Sessions panel's launcher (its
   dry-run verdict before starting): it shows up without a reload and the
   project's GPU bar reads 0.5 exactly;
+- A stops a session from the Sessions panel while its start still waits
+  for the server: it ends, with no error dialog;
 - A follows a session's log from the Sessions panel: new lines arrive
   without a reload, a search finds one line, the download is the log;
 - user B sees none of A's sessions and folders, and B's Lab forwarder
@@ -129,6 +131,51 @@ def test_a_session_started_from_the_sessions_panel_shows_live_and_moves_the_summ
         if server_of(hub, a, name) is not None:
             hub.hub_call("DELETE", f"users/{a}/servers/{name}")
             assert eventually(lambda: server_of(hub, a, name) is None, timeout=60), hub_log(hub)
+
+
+def is_call(method: str, user: str, server: str):
+    """A response predicate: ``method`` on the hub door's ``users/<user>/servers/<server>``."""
+    path = f"/hubgrid/hub/users/{user}/servers/{server}"
+    return lambda r: r.request.method == method and r.url.split("?")[0].endswith(path)
+
+
+def test_a_session_stopped_while_it_starts_ends_without_an_error_dialog(world, people, lab_a):  # noqa: F811
+    """Stop from the Sessions panel while the launcher's start still waits for
+    the server: the hub cancels the start, or (a loaded machine) the stop waits
+    for it to end; either way the session ends and no "Internal Server Error"
+    (nor any other error) shows."""
+    page, dialogs = lab_a
+    hub, a, project = world.hub, people["a"], people["project"]
+    name = f"quick-{uuid.uuid4().hex[:6]}"
+    panel = show_panel(page, "jp-hubgrid-sessions")
+    try:
+        panel.locator(".jp-hubgrid-header").get_by_role("button", name="New").click()
+        launcher = page.locator(".jp-Dialog", has=page.locator('input[name="name"]'))
+        launcher.locator('input[name="name"]').fill(name)
+        launcher.locator('select[name="project"]').select_option(project)
+        launcher.locator('select[name="group"]').select_option("acme-gpu")
+        launcher.locator('input[name="cpu"]').fill("0.5")
+        launcher.locator('input[name="mem"]').fill("512M")
+        launcher.locator('[data-verdict="fits"]').wait_for(timeout=SLOW)
+        with page.expect_response(is_call("POST", a, name), timeout=SLOW) as started:
+            launcher.locator(".jp-mod-accept").click()
+            launcher.wait_for(state="detached", timeout=SLOW)
+            panel.locator(".jp-hubgrid-header").get_by_role("button", name="Read again").click()
+            row = panel.locator(f'.jp-hubgrid-session[data-name="{name}"]')
+            row.get_by_role("button", name=re.compile("^(Stop|Cancel)$")).click(timeout=SLOW)
+            confirm = page.locator(".jp-Dialog", has_text=f"session {name}?")
+            with page.expect_response(is_call("DELETE", a, name), timeout=SLOW) as stopped:
+                confirm.locator(".jp-mod-warn").click()
+        assert started.value.status in (201, 202, 409), started.value.text()
+        assert stopped.value.status in (202, 204), stopped.value.text()
+        panel.locator(f'.jp-hubgrid-session[data-name="{name}"][data-state="released"]'
+                      ).wait_for(timeout=SLOW)
+        assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
+        assert panel.locator(f'[data-failed="{name}"]').count() == 0, panel.inner_text()
+        assert dialogs == [], dialogs
+    finally:
+        if server_of(hub, a, name) is not None:
+            hub.hub_call("DELETE", f"users/{a}/servers/{name}")  # `people` waits for the end
 
 
 # -- 3. a session's log, followed -------------------------------------------------------
