@@ -323,11 +323,15 @@ def test_an_invitation_sent_from_the_data_panel_is_accepted_in_the_invitees_own_
     assert f"shared by {a}" in row.inner_text()
     assert row.locator("td").nth(1).inner_text() == "rw"
 
-    # A sees B among the folder's shares
+    # A sees B among the folder's shares, and no longer among those invited
+    # (the dialog lists the invitations A's Data panel read last: read again)
+    data_a = refreshed_data_panel(page_a)
     folder_row(data_a, folder).get_by_role("button", name=share_button).click()
-    share = sharing.locator(".jp-hubgrid-data-shares li", has_text=b)
+    shared_with, invited = (sharing.locator(".jp-hubgrid-data-shares ul").nth(i) for i in (0, 1))
+    share = shared_with.locator("li", has_text=b)
     share.wait_for(timeout=SLOW)
     assert "rw" in share.inner_text()
+    invited.locator("li", has_text=b).wait_for(state="detached", timeout=SLOW)
     sharing.get_by_role("button", name="Close").click()
     sharing.wait_for(state="detached", timeout=SLOW)
     assert dialogs_a == [] and dialogs_b == [], (dialogs_a, dialogs_b)
