@@ -1,0 +1,100 @@
+/**
+ * A node's per-device GPU map as data: for each GPU its taken and free
+ * share, who holds which share (user, project, the session's short id) and
+ * the share of sessions the caller may not see (`others`: a domain admin
+ * reads it as "other domains"). From GET nodes/{node}/sessions.
+ */
+
+import { compareAmounts, subtractAmounts } from '../../amounts';
+import { percentOf } from '../../summary/exact';
+import { barLevel, BarLevel } from './bars';
+import { IAdminNode } from './types';
+
+export interface IGpuHolderRow {
+  allocation: string;
+  /** "alice (acme/ml)" */
+  who: string;
+  share: string;
+  /** false: the "other domains" row (a share summed over sessions not shown) */
+  visible: boolean;
+}
+
+export interface IGpuCellModel {
+  index: number;
+  model: string;
+  taken: string;
+  free: string;
+  percent: number;
+  level: BarLevel;
+  holders: IGpuHolderRow[];
+}
+
+export const OTHERS_LABEL = 'other domains';
+
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}
+
+export function gpuMap(node: IAdminNode): IGpuCellModel[] {
+  return [...(node.devices ?? [])]
+    .sort((a, b) => a.index - b.index)
+    .map(d => {
+      const taken = String(d.taken ?? '0');
+      const holders: IGpuHolderRow[] = (d.holders ?? []).map(h => ({
+        allocation: h.allocation,
+        who: `${h.user} (${h.domain}/${h.project})`,
+        share: String(h.share),
+        visible: true
+      }));
+      const others = String(d.others ?? '0');
+      if (compareAmounts(others, '0') > 0) {
+        holders.push({ allocation: '', who: OTHERS_LABEL, share: others, visible: false });
+      }
+      return {
+        index: d.index,
+        model: d.model,
+        taken,
+        free:
+          d.free !== undefined
+            ? String(d.free)
+            : compareAmounts(taken, '1') >= 0
+              ? '0'
+              : subtractAmounts('1', taken),
+        percent: percentOf(taken, '1'),
+        level: barLevel(taken, '1'),
+        holders
+      };
+    });
+}
+
+/** "empty now", "in 2 h 5 min (at ...)", or why it is not known. */
+export function untilEmptyText(u: IAdminNode['until_empty']): string {
+  if (!u) {
+    return '';
+  }
+  if (u.sessions === 0 || u.seconds === 0) {
+    return 'empty now';
+  }
+  if (u.seconds === null) {
+    return `not known: ${u.unlimited} of ${u.sessions} session(s) have no lifetime limit`;
+  }
+  return `in ${durationText(u.seconds)}${u.at ? ` (at ${u.at})` : ''}, ${u.sessions} session(s)`;
+}
+
+export function durationText(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const parts: string[] = [];
+  if (d) {
+    parts.push(`${d} d`);
+  }
+  if (h) {
+    parts.push(`${h} h`);
+  }
+  if (m || parts.length === 0) {
+    parts.push(m ? `${m} min` : `${s % 60} s`);
+  }
+  return parts.join(' ');
+}
