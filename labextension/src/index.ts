@@ -8,6 +8,7 @@ import { HubgridPanel } from './panel';
 import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
 import { statisticsPlugin } from './statistics/plugin';
+import { adminOpsPlugin } from './admin/ops/plugin';
 
 /**
  * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
@@ -28,4 +29,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminOpsPlugin];

@@ -1,4 +1,4 @@
-import { grantBody, grantLabel } from '../admin/ops/grants';
+import { grantBody, grantLabel, groupChange, groupForm } from '../admin/ops/grants';
 import {
   HIDDEN_LABEL,
   moveRequest,
@@ -96,5 +96,23 @@ describe('grants', () => {
     expect(() => grantBody('project', 'ml')).toThrow('domain/project');
     expect(() => grantBody('user', '')).toThrow('name the user');
     expect(grantLabel({ project: 'acme/ml' })).toBe('project acme/ml');
+  });
+});
+
+describe('group settings', () => {
+  const g = {
+    name: 'gpu',
+    active: true,
+    session_types: [],
+    queue_order: 'fifo',
+    pending_timeout: 600,
+    nodes: []
+  };
+  it('sends only what changed; empty clears the timeout', () => {
+    expect(groupChange(g, groupForm(g))).toEqual({});
+    expect(groupChange(g, { queueOrder: 'priority', pendingTimeout: '600' })).toEqual({ queue_order: 'priority' });
+    expect(groupChange(g, { queueOrder: 'fifo', pendingTimeout: '' })).toEqual({ clear: ['pending_timeout'] });
+    expect(groupChange(g, { queueOrder: 'fifo', pendingTimeout: '30' })).toEqual({ pending_timeout: 30 });
+    expect(() => groupChange(g, { queueOrder: 'fifo', pendingTimeout: '1.5' })).toThrow('whole seconds');
   });
 });

@@ -1,12 +1,12 @@
 /**
  * The ops pages' calls: the hubgrid API through this server's extension
- * (`hubgrid/api/<path>`, as the server's owner). Every refusal throws the
- * service's message (ServerConnection.ResponseError from requestAPI).
+ * (`hubgrid/api/<path>`, as the server's owner). Every refusal throws an
+ * AdminError with the service's status and message (../http.ts).
  */
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { requestAPI } from '../../request';
+import { adminCall, adminDownload } from '../http';
 import { IMoveRequest } from './queue';
 import {
   IAdminGroup,
@@ -21,19 +21,11 @@ import {
 
 const enc = encodeURIComponent;
 
-function body(method: string, data: unknown): RequestInit {
-  return {
-    method,
-    body: JSON.stringify(data),
-    headers: { 'Content-Type': 'application/json' }
-  };
-}
-
 export class OpsApi {
   constructor(readonly settings: ServerConnection.ISettings) {}
 
-  private call<T>(path: string, init: RequestInit = {}): Promise<T> {
-    return requestAPI<T>(path, this.settings, init);
+  private call<T>(path: string, method = 'GET', data?: unknown): Promise<T> {
+    return adminCall<T>(this.settings, path, method, data);
   }
 
   groups(): Promise<IAdminGroup[]> {
@@ -41,15 +33,15 @@ export class OpsApi {
   }
 
   patchGroup(group: string, change: object): Promise<IAdminGroup> {
-    return this.call(`resource-groups/${enc(group)}`, body('PATCH', change));
+    return this.call(`resource-groups/${enc(group)}`, 'PATCH', change);
   }
 
   grant(group: string, grant: IGrant): Promise<unknown> {
-    return this.call(`resource-groups/${enc(group)}/grants`, body('PUT', grant));
+    return this.call(`resource-groups/${enc(group)}/grants`, 'PUT', grant);
   }
 
   revoke(group: string, grant: IGrant): Promise<unknown> {
-    return this.call(`resource-groups/${enc(group)}/grants`, body('DELETE', grant));
+    return this.call(`resource-groups/${enc(group)}/grants`, 'DELETE', grant);
   }
 
   nodes(): Promise<IAdminNode[]> {
@@ -62,7 +54,7 @@ export class OpsApi {
   }
 
   setSchedulable(node: string, schedulable: boolean): Promise<IAdminNode> {
-    return this.call(`nodes/${enc(node)}`, body('PATCH', { schedulable }));
+    return this.call(`nodes/${enc(node)}`, 'PATCH', { schedulable });
   }
 
   queue(group: string): Promise<IQueue> {
@@ -70,11 +62,11 @@ export class OpsApi {
   }
 
   changeQueued(group: string, id: string, change: IMoveRequest): Promise<IQueueEntry> {
-    return this.call(`resource-groups/${enc(group)}/queue/${enc(id)}`, body('PATCH', change));
+    return this.call(`resource-groups/${enc(group)}/queue/${enc(id)}`, 'PATCH', change);
   }
 
   cancelQueued(group: string, id: string): Promise<unknown> {
-    return this.call(`resource-groups/${enc(group)}/queue/${enc(id)}`, { method: 'DELETE' });
+    return this.call(`resource-groups/${enc(group)}/queue/${enc(id)}`, 'DELETE');
   }
 
   /** `query`: a query string from sessionsQuery (without '?'), or ''. */
@@ -83,12 +75,12 @@ export class OpsApi {
   }
 
   release(id: string): Promise<unknown> {
-    return this.call(`allocations/${enc(id)}`, { method: 'DELETE' });
+    return this.call(`allocations/${enc(id)}`, 'DELETE');
   }
 
   async log(id: string): Promise<string> {
-    const text = await this.call<unknown>(`allocations/${enc(id)}/logs?tail=65536`);
-    return typeof text === 'string' ? text : JSON.stringify(text);
+    const { blob } = await adminDownload(this.settings, `allocations/${enc(id)}/logs?tail=65536`, 'log');
+    return blob.text();
   }
 
   images(): Promise<IImage[]> {
@@ -96,10 +88,10 @@ export class OpsApi {
   }
 
   patchImage(name: string, change: object): Promise<IImage> {
-    return this.call(`images/${enc(name)}`, body('PATCH', change));
+    return this.call(`images/${enc(name)}`, 'PATCH', change);
   }
 
   scan(): Promise<IScanResult> {
-    return this.call('images/scan', { method: 'POST' });
+    return this.call('images/scan', 'POST');
   }
 }

@@ -1,0 +1,171 @@
+/**
+ * Resource groups and nodes (hubgrid:admin-groups): pick a group; its
+ * grants (superadmins add and remove them), scheduler policy and pending
+ * timeout, and each of its nodes (NodeCard: bars, drain switch, GPU map,
+ * sessions), read from GET nodes/{node}/sessions.
+ */
+
+import { Button } from '@jupyterlab/ui-components';
+import * as React from 'react';
+
+import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
+import { OpsApi } from './api';
+import { grantBody, GrantKind, grantLabel, groupChange, groupForm, IGroupForm } from './grants';
+import { NodeCard } from './NodeCard';
+import { IAdminGroup, IAdminNode } from './types';
+
+interface IGroupState {
+  groups: IAdminGroup[];
+  nodes: IAdminNode[];
+}
+
+function GroupSettings(props: {
+  group: IAdminGroup;
+  editable: boolean;
+  onSave: (change: object) => Promise<void>;
+}): JSX.Element {
+  const [form, setForm] = React.useState<IGroupForm>(groupForm(props.group));
+  const [error, setError] = React.useState<unknown>(null);
+  React.useEffect(() => setForm(groupForm(props.group)), [props.group]);
+  const save = async () => {
+    try {
+      await props.onSave(groupChange(props.group, form));
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <div className="jp-hubgrid-ops-group-settings">
+      <label>
+        Scheduler policy{' '}
+        <select value={form.queueOrder} disabled={!props.editable} name="queue_order"
+          onChange={e => setForm({ ...form, queueOrder: e.target.value })}>
+          {['fifo', 'priority', 'drf'].map(o => (
+            <option key={o} value={o}>{o}</option>
+          ))}
+        </select>
+      </label>{' '}
+      <label>
+        Pending timeout (s){' '}
+        <input className="jp-mod-styled" name="pending_timeout" value={form.pendingTimeout}
+          placeholder="none" disabled={!props.editable} size={8}
+          onChange={e => setForm({ ...form, pendingTimeout: e.target.value })} />
+      </label>{' '}
+      {props.editable && (
+        <Button className="jp-hubgrid-ops-save" onClick={() => void save()}>Save</Button>
+      )}
+      {error ? <ErrorBar error={error} /> : null}
+    </div>
+  );
+}
+
+function Grants(props: {
+  group: IAdminGroup;
+  editable: boolean;
+  api: OpsApi;
+  onChanged: () => Promise<void>;
+}): JSX.Element {
+  const [kind, setKind] = React.useState<GrantKind>('domain');
+  const [name, setName] = React.useState('');
+  const [error, setError] = React.useState<unknown>(null);
+  const run = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      setError(null);
+      await props.onChanged();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const grants = props.group.grants;
+  return (
+    <div className="jp-hubgrid-ops-grants">
+      <h4>Grants</h4>
+      {grants === undefined ? (
+        <div>only superadmins read a group's grants</div>
+      ) : (
+        <ul>
+          {grants.map(g => (
+            <li key={grantLabel(g)} data-grant={grantLabel(g)}>
+              {grantLabel(g)}{' '}
+              {props.editable && (
+                <Button minimal small onClick={() => void run(() => props.api.revoke(props.group.name, g))}>
+                  Remove
+                </Button>
+              )}
+            </li>
+          ))}
+          {grants.length === 0 && <li>no grants: nobody may use it</li>}
+        </ul>
+      )}
+      {props.editable && (
+        <div className="jp-hubgrid-ops-grant-form">
+          <select value={kind} aria-label="grant kind" onChange={e => setKind(e.target.value as GrantKind)}>
+            <option value="domain">domain</option>
+            <option value="project">project (domain/project)</option>
+            <option value="user">user</option>
+          </select>{' '}
+          <input className="jp-mod-styled" aria-label="grant name" value={name}
+            onChange={e => setName(e.target.value)} />{' '}
+          <Button onClick={() => void run(() => props.api.grant(props.group.name, grantBody(kind, name)))}>
+            Grant
+          </Button>
+        </div>
+      )}
+      {error ? <ErrorBar error={error} /> : null}
+    </div>
+  );
+}
+
+export function GroupsPage(props: IAdminPageProps): JSX.Element {
+  const api = React.useMemo(() => new OpsApi(props.settings), [props.settings]);
+  const superadmin = props.caller.role === 'superadmin';
+  const [chosen, setChosen] = React.useState('');
+  const load = async (): Promise<IGroupState> => {
+    const [groups, listed] = await Promise.all([api.groups(), api.nodes()]);
+    const group = groups.find(g => g.name === chosen) ?? groups[0];
+    const mine = listed.filter(n => group && n.resource_group === group.name);
+    const nodes = await Promise.all(mine.map(n => api.nodeSessions(n.name)));
+    return { groups, nodes };
+  };
+  const { data, error, busy, reload } = useAdminLoad(load, [api, chosen]);
+  const group = data?.groups.find(g => g.name === chosen) ?? data?.groups[0];
+  const setSchedulable = async (node: string, schedulable: boolean) => {
+    await api.setSchedulable(node, schedulable);
+    await reload();
+  };
+  return (
+    <AdminFrame page="groups" title="Resource groups and nodes" onRefresh={() => void reload()}
+      busy={busy} error={error}>
+      <label className="jp-hubgrid-ops-pick">
+        Resource group{' '}
+        <select value={group?.name ?? ''} aria-label="resource group"
+          onChange={e => setChosen(e.target.value)}>
+          {(data?.groups ?? []).map(g => (
+            <option key={g.name} value={g.name}>{`${g.name} (${g.nodes.length} node(s))`}</option>
+          ))}
+        </select>
+      </label>
+      {group && (
+        <div className="jp-hubgrid-ops-group" data-group={group.name}>
+          <div className="jp-hubgrid-ops-group-facts">
+            {`${group.active ? 'active' : 'inactive'}; session types: ${group.session_types.join(', ')}`}
+            {group.description ? ` — ${group.description}` : ''}
+          </div>
+          <GroupSettings group={group} editable={superadmin}
+            onSave={async change => {
+              await api.patchGroup(group.name, change);
+              await reload();
+            }} />
+          <Grants group={group} editable={superadmin} api={api} onChanged={reload} />
+          <h4>Nodes</h4>
+          {(data?.nodes ?? []).map(n => (
+            <NodeCard key={n.name} node={n} canDrain={superadmin} onSchedulable={setSchedulable} />
+          ))}
+          {data && data.nodes.length === 0 && <div>no nodes in this group</div>}
+        </div>
+      )}
+    </AdminFrame>
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * Sessions (all) (hubgrid:admin-sessions): every session the caller may see
+ * (a domain admin: their domain's; a superadmin: all), GET allocations with
+ * the state/user filters, the rest filtered here; owner, project, node,
+ * resources; stop one (DELETE allocations/{id}, as the Sessions panel
+ * releases an API session: a hub server's session answers the service's
+ * 409, shown as it is) and read its log.
+ */
+
+import { Dialog, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
+import { Button } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
+import { OpsApi } from './api';
+import { filterSessions, ISessionFilters, NO_FILTERS, sessionRow, sessionsQuery } from './sessions';
+
+function FilterInput(props: {
+  name: keyof ISessionFilters;
+  filters: ISessionFilters;
+  set: (f: ISessionFilters) => void;
+}): JSX.Element {
+  return (
+    <label className="jp-hubgrid-ops-filter">
+      {props.name}{' '}
+      <input className="jp-mod-styled" name={props.name} size={10} value={props.filters[props.name]}
+        onChange={e => props.set({ ...props.filters, [props.name]: e.target.value })} />
+    </label>
+  );
+}
+
+export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, text: string) => void }): JSX.Element {
+  const api = React.useMemo(() => new OpsApi(props.settings), [props.settings]);
+  const [filters, setFilters] = React.useState<ISessionFilters>(NO_FILTERS);
+  const query = sessionsQuery(filters);
+  const { data, error, busy, reload } = useAdminLoad(() => api.allocations(query), [api, query]);
+  const [actionError, setActionError] = React.useState<unknown>(null);
+  const rows = filterSessions(data ?? [], filters).map(sessionRow);
+  const stop = async (id: string, name: string, owner: string) => {
+    const answer = await showDialog({
+      title: `Stop ${owner}'s session ${name}?`,
+      body: 'Its resources are released; a pending request is cancelled.',
+      buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Stop' })]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    try {
+      await api.release(id);
+      setActionError(null);
+    } catch (e) {
+      setActionError(e);
+    }
+    await reload();
+  };
+  const log = async (id: string) => {
+    try {
+      props.openLog(id, await api.log(id));
+      setActionError(null);
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+  return (
+    <AdminFrame page="sessions" title="Sessions (all)" onRefresh={() => void reload()} busy={busy} error={error}>
+      <div className="jp-hubgrid-ops-filters">
+        <label className="jp-hubgrid-ops-filter">
+          state{' '}
+          <select name="state" value={filters.state} onChange={e => setFilters({ ...filters, state: e.target.value })}>
+            {['allocated', 'pending', 'released', 'cancelled', 'all'].map(s => (
+              <option key={s} value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        {(['user', 'domain', 'project', 'group', 'node'] as Array<keyof ISessionFilters>).map(n => (
+          <FilterInput key={n} name={n} filters={filters} set={setFilters} />
+        ))}
+      </div>
+      {actionError ? <ErrorBar error={actionError} /> : null}
+      <table className="jp-hubgrid-ops-table jp-hubgrid-ops-sessions">
+        <thead>
+          <tr>
+            <th>Session</th>
+            <th>Owner</th>
+            <th>Project</th>
+            <th>Group / node</th>
+            <th>State</th>
+            <th>Resources</th>
+            <th>GPUs</th>
+            <th>Started</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(r => (
+            <tr key={r.id} data-allocation={r.id} data-origin={r.origin}>
+              <td>{r.name}</td>
+              <td>{r.owner}</td>
+              <td>{r.project}</td>
+              <td>{`${r.group} / ${r.node || '—'}`}</td>
+              <td>{r.state}</td>
+              <td>{r.resources}</td>
+              <td>{r.gpus}</td>
+              <td>{r.started}</td>
+              <td>
+                <Button small minimal onClick={() => void log(r.id)}>Log</Button>
+                {(r.state === 'allocated' || r.state === 'pending') && (
+                  <Button small minimal onClick={() => void stop(r.id, r.name, r.owner)}>
+                    {r.state === 'pending' ? 'Cancel' : 'Stop'}
+                  </Button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {data && rows.length === 0 && (
+            <tr>
+              <td colSpan={9}>no sessions match</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </AdminFrame>
+  );
+}
+
+/** A read-only text view of a session's log (as text, never HTML). */
+export function logWidget(id: string, text: string): MainAreaWidget {
+  const pre = document.createElement('pre');
+  pre.className = 'jp-hubgrid-ops-log';
+  pre.textContent = text || '(the log is empty)';
+  const content = new Widget();
+  content.node.appendChild(pre);
+  content.addClass('jp-hubgrid-ops-log-view');
+  const widget = new MainAreaWidget({ content });
+  widget.id = `jp-hubgrid-admin-log-${id}`;
+  widget.title.label = `Log ${id.slice(0, 8)}`;
+  widget.title.closable = true;
+  return widget;
+}
