@@ -25,6 +25,8 @@ from session_fixtures import (allocations, eventually, hub_log, server_of, spawn
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
 IMAGE = "hubgrid/base:latest"
 MiB = 2**20
+#: a reclaim pass every second (the lifetime test)
+SERVICE_CONFIG = "c.HubgridService.reclaim_interval = 1.0\n"
 
 
 @dataclass
@@ -72,9 +74,7 @@ def dock(tmp_path_factory):
     config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\n"
               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
     env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
-    # a reclaim pass every second (tests/test_docker_sessions.py's lifetime test)
-    hub = launch_hub(state, env, config=config,
-                     service_config="c.HubgridService.reclaim_interval = 1.0\n")
+    hub = launch_hub(state, env, config=config, service_config=SERVICE_CONFIG)
     d = Dock(hub=hub, engines=engines)
     try:
         build_world(hub)
@@ -269,6 +269,7 @@ def test_hub_restart_keeps_sessions_and_releases_dead_ones(dock):
     url, c = dock.container(dies["id"])
     dock.engines[url].kill(c["Id"])  # dies while the hub is down
     dock.hub = hub = launch_hub(hub.state, config="", ports=hub.ports,
+                                service_config=SERVICE_CONFIG,
                                 env_extra={"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]})
     hub.tokens.clear()
     assert server_of(hub, "alice", "stay")["ready"]
