@@ -9,6 +9,7 @@ import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
 import { statisticsPlugin } from './statistics/plugin';
 import { adminOpsPlugin } from './admin/ops/plugin';
+import { adminPlugin } from './admin/plugin';
 
 /**
  * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
@@ -29,4 +30,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminOpsPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin];

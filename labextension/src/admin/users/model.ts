@@ -157,3 +157,6 @@ export function keypairBody(user: string, policy: string, expires: string): { [k
   }
   return body;
 }
+
+/** The roles a user may have. */
+export const ROLES = ['user', 'domain-admin', 'superadmin'];
