@@ -1,0 +1,317 @@
+"""The tenancy admin pages (issue #13) in a real headless Chromium through
+the REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start each
+for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
+(a plain acme user).
+
+- admin, from the pages: creates a domain and a project in it (its bars show
+  the limits exactly), a resource policy (first with a value the service
+  refuses: its 422 shows next to that field), a user in the new domain whose
+  projects and policy are then set from the edit form, and adds users from a
+  CSV file (one row created, one refused, each with its result); the access
+  log, filtered, lists the creation and exports it as CSV;
+- ada creates a user in acme; globex's users, domain and log entries are
+  absent from her pages, and through her own Lab's forwarder the service
+  answers 403/404 for globex's objects;
+- alice has no "hubgrid Admin" menu, and every admin call the pages make
+  answers 403 or 404 through her forwarder.
+
+Screenshots lab-admin-domains.png, lab-admin-policies.png, lab-admin-users.png
+and lab-admin-audit.png (into $HUBGRID_SCREENSHOTS, e.g. docs/images).
+Without Chromium or playwright these skip, and fail in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hub_fixtures import hub, world  # noqa: F401
+from session_fixtures import eventually, hub_log, server_of
+from ui_fixtures import SLOW, _ok, chromium, screenshot, tab  # noqa: F401
+
+pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
+
+MENU = "hubgrid Admin"
+API = "hubgrid/api/"
+
+
+def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
+    """``user``'s browser context in Lab, the server started in ``project``
+    on ``group``."""
+    hub = world.hub
+    context = chromium.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("#username_input", user)
+        page.fill("#password_input", hub.admin_password if user == "admin" else hub.user_password)
+        page.click("#login_submit")
+        page.wait_for_url("**/hub/**", timeout=SLOW)
+        page.goto(f"{hub.url}/hub/spawn")
+        page.select_option("#hg-project", project)
+        page.select_option("#hg-rg", group)
+        page.fill("#hg-cpu", "0.5")
+        page.fill("#hg-mem", "512M")
+        page.get_by_role("button", name="Start").click()
+        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
+        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+    except Exception as e:
+        context.close()
+        pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(hub)}")
+    return context, page
+
+
+def _stop_servers(hub, user: str) -> None:
+    r = hub.hub_call("GET", f"users/{user}")
+    for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+        path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+        hub.hub_call("DELETE", path)
+        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
+
+
+def _user_lab(world, chromium, user, project, group):  # noqa: F811
+    context, page = _lab(world, chromium, user, project, group)
+    try:
+        yield page
+    finally:
+        context.close()
+        _stop_servers(world.hub, user)
+
+
+@pytest.fixture(scope="module")
+def tag():
+    return uuid.uuid4().hex[:6]
+
+
+@pytest.fixture(scope="module")
+def admin_lab(world, chromium):  # noqa: F811
+    yield from _user_lab(world, chromium, "admin", "default", "default")
+
+
+@pytest.fixture(scope="module")
+def ada_lab(world, chromium, tag):  # noqa: F811
+    project = f"ten{tag}"
+    _ok(world.hub.call("POST", "domains/acme/projects", "admin", json={"name": project}), 201)
+    _ok(world.hub.call("PUT", f"domains/acme/projects/{project}/members/ada", "admin"), 201)
+    yield from _user_lab(world, chromium, "ada", project, "acme-gpu")
+
+
+@pytest.fixture(scope="module")
+def alice_lab(world, chromium):  # noqa: F811
+    yield from _user_lab(world, chromium, "alice", "ml", "acme-gpu")
+
+
+def open_page(page, label: str, name: str):
+    """A page from the hubgrid Admin menu: its frame."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=MENU).click()
+    page.locator(".lm-Menu-itemLabel", has_text=label).click()
+    frame = page.locator(f'#jp-hubgrid-admin-{name} .jp-hubgrid-admin[data-page="{name}"]')
+    frame.wait_for(timeout=SLOW)
+    return frame
+
+
+def call_in_page(page, method: str, path: str, body=None, content_type="application/json") -> dict:
+    """``method`` hubgrid/api/``path`` from the page, as the admin pages call
+    it (the forwarder adds the server owner's credential)."""
+    return page.evaluate("""async ([url, method, body, type]) => {
+        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+        const init = {method, headers: {'X-XSRFToken': decodeURIComponent(xsrf)}};
+        if (body !== null) { init.body = body; init.headers['Content-Type'] = type; }
+        const r = await fetch(url, init);
+        return {status: r.status, body: await r.text()};
+    }""", [_lab_url(page) + API + path, method,
+           None if body is None else (body if isinstance(body, str) else json.dumps(body)),
+           content_type])
+
+
+def _lab_url(page) -> str:
+    url = page.url
+    return url[:url.index("/lab") + 1]
+
+
+def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
+        world, admin_lab, tag, tmp_path):  # noqa: F811
+    hub, page = world.hub, admin_lab
+    domain, project, policy, user = f"d{tag}", f"p{tag}", f"pol{tag}", f"u{tag}"
+
+    # a domain, then a project in it with limits: the bars show them exactly
+    domains = open_page(page, "Domains and Projects", "domains")
+    form = domains.locator('[data-form="create-domain"]')
+    form.locator('input[name="domain-name"]').fill(domain)
+    form.get_by_role("button", name="Create domain").click()
+    domains.locator(f'li[data-domain="{domain}"]').wait_for(timeout=SLOW)
+    detail = domains.locator(f'.jp-hubgrid-admin-domain[data-domain="{domain}"]')
+    form = detail.locator('[data-form="create-project"]')
+    form.locator('input[name="project-name"]').fill(project)
+    form.locator('input[name="project-total_resource_slots"]').fill("cpu=4, gpu.shares=0.5")
+    form.locator('input[name="project-max_concurrent_sessions"]').fill("2")
+    form.get_by_role("button", name="Create project").click()
+    row = detail.locator(f'tr[data-project="{project}"]')
+    row.wait_for(timeout=SLOW)
+    bar = row.locator('.jp-hubgrid-admin-bar-row[data-slot="gpu.shares"]')
+    assert (bar.get_attribute("data-limit"), bar.get_attribute("data-used")) == ("0.5", "0")
+    made = _ok(hub.call("GET", f"domains/{domain}/projects/{project}", "admin"), 200)
+    assert made["total_resource_slots"] == {"cpu": "4", "gpu.shares": "0.5"}
+    assert made["max_concurrent_sessions"] == 2
+    # acme's page for the picture: its projects and use
+    domains.locator('li[data-domain="acme"] button').click()
+    domains.locator('.jp-hubgrid-admin-domain[data-domain="acme"] tr[data-project="ml"]').wait_for(timeout=SLOW)
+    screenshot(page, "lab-admin-domains.png", tmp_path)
+
+    # a policy: the service's 422 shows next to the field it names
+    policies = open_page(page, "Resource Policies", "policies")
+    form = policies.locator('[data-form="create-policy"]')
+    form.locator('input[name="name"]').fill(policy)
+    form.locator('input[name="total_resource_slots"]').fill("cpu=8, gpu.shares=1.5")
+    form.locator('input[name="idle_timeout"]').fill("3600")
+    form.locator('input[name="max_gpus_per_session"]').fill("1.5")
+    form.locator('input[name="utilization_thresholds"]').fill("cpu=5, gpu_util=2.5")
+    form.locator('input[name="max_keeps"]').fill("many")
+    with page.expect_response(lambda r: r.url.endswith(f"/{API}resource-policies")
+                              and r.request.method == "POST") as answer:
+        form.get_by_role("button", name="Create policy").click()
+    assert answer.value.status == 422, answer.value.text()
+    problem = form.locator('.jp-hubgrid-admin-field[data-field="max_keeps"] .jp-hubgrid-admin-field-error')
+    problem.wait_for(timeout=SLOW)
+    assert "max_keeps" in problem.inner_text()
+    form.locator('input[name="max_keeps"]').fill("2")
+    form.get_by_role("button", name="Create policy").click()
+    policies.locator(f'tr[data-policy="{policy}"]').wait_for(timeout=SLOW)
+    saved = _ok(hub.call("GET", f"resource-policies/{policy}", "admin"), 200)
+    assert saved["total_resource_slots"] == {"cpu": "8", "gpu.shares": "1.5"}
+    assert (saved["idle_timeout"], saved["max_keeps"], saved["max_gpus_per_session"]) == (3600, 2, "1.5")
+    assert saved["utilization_thresholds"] == {"cpu": "5", "gpu_util": "2.5"}
+    screenshot(page, "lab-admin-policies.png", tmp_path)
+
+    # a user in the new domain, then their project and policy from the edit form
+    users = open_page(page, "Users", "users")
+    form = users.locator('[data-form="create-user"]')
+    form.locator('input[name="name"]').fill(user)
+    form.locator('input[name="domain"]').fill(domain)
+    form.get_by_role("button", name="Create user").click()
+    edit = users.locator(f'.jp-hubgrid-admin-editor[data-user="{user}"]')
+    edit.wait_for(timeout=SLOW)
+    edit.locator('input[name="projects"]').fill(project)
+    edit.locator('input[name="resource_policy"]').fill(policy)
+    edit.get_by_role("button", name="Save").click()
+    users.locator(f'tr[data-user="{user}"]', has_text=policy).wait_for(timeout=SLOW)
+    got = _ok(hub.call("GET", f"users/{user}", "admin"), 200)
+    assert (got["domain"], got["resource_policy"], got["projects"]) == (domain, policy, [project])
+
+    # bulk add from a CSV file: one row created, one refused, each with its result
+    csv = (f"name,domain,role,projects,resource_policy,active\n"
+           f"b{tag},{domain},user,{project},{policy},true\n"
+           f"c{tag},nosuch{tag},user,,,true\n")
+    users.locator('input[name="bulk-csv"]').set_input_files(
+        files=[{"name": "people.csv", "mimeType": "text/csv", "buffer": csv.encode()}])
+    table = users.locator('[data-table="bulk"]')
+    table.wait_for(timeout=SLOW)
+    assert users.locator('[data-summary="bulk"]').inner_text() == "1 created, 1 refused"
+    ok, refused = table.locator('tr[data-row="2"]'), table.locator('tr[data-row="3"]')
+    assert ok.get_attribute("data-result") == "created" and f"projects {project}" in ok.inner_text()
+    assert refused.get_attribute("data-result") == "refused" and "404" in refused.inner_text()
+    assert _ok(hub.call("GET", f"users/b{tag}", "admin"), 200)["projects"] == [project]
+    users.locator('input[name="q"]').fill(tag)
+    users.get_by_role("button", name="Search").click()
+    users.locator(f'tr[data-user="b{tag}"]').wait_for(timeout=SLOW)
+    screenshot(page, "lab-admin-users.png", tmp_path)
+
+    # the access log, filtered, lists the creation; the CSV has the same
+    log = open_page(page, "Access Log", "audit")
+    log.locator('input[name="user"]').fill("admin")
+    log.locator('input[name="action"]').fill("user.create")
+    with page.expect_response(lambda r: "action=user.create" in r.url) as answer:
+        log.get_by_role("button", name="Filter").click()
+    assert answer.value.status == 200
+    log.locator('[data-table="audit"] tr', has_text=user).first.wait_for(timeout=SLOW)
+    with page.expect_download(timeout=SLOW) as download:
+        log.get_by_role("button", name="Export CSV").click()
+    content = Path(download.value.path()).read_text(encoding="utf-8")
+    assert user in content and "user.create" in content
+    assert all(",user.create," in line for line in content.splitlines()[1:] if line), content[:500]
+    screenshot(page, "lab-admin-audit.png", tmp_path)
+
+
+def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag):  # noqa: F811
+    hub, page = world.hub, ada_lab
+    user = f"a{tag}"
+    users = open_page(page, "Users", "users")
+    users.locator('tr[data-user="alice"]').wait_for(timeout=SLOW)
+    form = users.locator('[data-form="create-user"]')
+    assert form.locator('input[name="domain"]').input_value() == "acme"
+    form.locator('input[name="name"]').fill(user)
+    form.get_by_role("button", name="Create user").click()
+    users.locator(f'tr[data-user="{user}"]').wait_for(timeout=SLOW)
+    assert _ok(hub.call("GET", f"users/{user}", "admin"), 200)["domain"] == "acme"
+    listed = users.locator('[data-table="users"] tbody tr')
+    domains_listed = {listed.nth(i).locator("td").nth(1).inner_text() for i in range(listed.count())}
+    assert domains_listed == {"acme"}
+    assert "gina" not in users.inner_text() and "gus" not in users.inner_text()
+
+    domains = open_page(page, "Domains and Projects", "domains")
+    domains.locator('.jp-hubgrid-admin-domain[data-domain="acme"] tr[data-project="ml"]').wait_for(timeout=SLOW)
+    assert domains.locator('li[data-domain]').all_inner_texts() == ["acme"]
+    assert "globex" not in domains.inner_text()
+
+    log = open_page(page, "Access Log", "audit")
+    log.locator('[data-table="audit"] tbody tr').first.wait_for(timeout=SLOW)
+    assert "globex" not in log.inner_text() and "gina" not in log.inner_text()
+
+    # the service, through ada's own forwarder: globex's objects are absent
+    refused = {
+        ("GET", "users/gina"): None,
+        ("GET", "users?domain=globex"): None,
+        ("PATCH", "users/gina"): {"active": False},
+        ("POST", "users"): {"name": f"g{tag}", "domain": "globex"},
+        ("GET", "domains/globex/totals"): None,
+        ("GET", "domains/globex/projects/lab/members"): None,
+        ("POST", "domains/globex/projects"): {"name": f"g{tag}"},
+        ("PUT", "domains/globex/projects/lab/members/alice"): None,
+        ("GET", "keypairs?user=gina"): None,
+        ("POST", "keypairs"): {"user": "gina"},
+        ("POST", "domains"): {"name": f"x{tag}"},
+        ("POST", "resource-policies"): {"name": f"x{tag}"},
+    }
+    for (method, path), body in refused.items():
+        r = call_in_page(page, method, path, body)
+        assert r["status"] in (403, 404), (method, path, r)
+    r = call_in_page(page, "POST", "users/bulk", f"name,domain\ng{tag},globex\n", "text/csv")
+    assert r["status"] == 200 and json.loads(r["body"])["results"][0]["status"] == 404, r
+    assert hub.call("GET", f"users/g{tag}", "admin").status_code == 404
+
+
+def test_plain_user_has_no_admin_menu_and_every_admin_call_is_refused(world, alice_lab, tag):  # noqa: F811
+    page = alice_lab
+    labels = page.locator(".lm-MenuBar-itemLabel")
+    labels.filter(has_text="Help").wait_for(timeout=SLOW)
+    assert eventually(lambda: MENU not in labels.all_inner_texts(), timeout=30)
+    ada_key = world.keypairs["ada"].split()[1].split(":")[0]
+    calls = [
+        ("GET", "users", None),
+        ("GET", "users?q=a&role=user&active=true", None),
+        ("POST", "users", {"name": f"z{tag}", "domain": "acme"}),
+        ("PATCH", "users/ada", {"active": False}),
+        ("PATCH", "users/alice", {"role": "superadmin"}),
+        ("POST", "users/bulk", {"users": [{"name": f"z{tag}"}]}),
+        ("GET", "keypairs?user=ada", None),
+        ("POST", "keypairs", {"user": "ada"}),
+        ("PATCH", f"keypairs/{ada_key}", {"active": False}),
+        ("GET", "domains/acme/totals", None),
+        ("POST", "domains", {"name": f"z{tag}"}),
+        ("POST", "domains/acme/projects", {"name": f"z{tag}"}),
+        ("PUT", "domains/acme/projects/ml/members/ada", None),
+        ("DELETE", "domains/acme/projects/ml/members/alice", None),
+        ("POST", "resource-policies", {"name": f"z{tag}"}),
+        ("PATCH", "resource-policies/default", {"max_keeps": 1}),
+        ("GET", "audit", None),
+        ("GET", "audit?user=ada&limit=50&offset=0", None),
+        ("GET", "audit?format=csv", None),
+    ]
+    answers = {(m, p): call_in_page(page, m, p, b)["status"] for m, p, b in calls}
+    assert all(status in (403, 404) for status in answers.values()), answers
+    r = call_in_page(page, "POST", "users/bulk", f"name\nz{tag}\n", "text/csv")
+    assert r["status"] in (403, 404), r
+    assert world.hub.call("GET", f"users/z{tag}", "admin").status_code == 404
