@@ -19,14 +19,14 @@ if __name__ == "__main__":
 
 from authenticator import HubgridAuthenticator  # noqa: E402
 from quota_service.app import HubgridService  # noqa: E402
-from spawner import HubgridSpawnerMixin  # noqa: E402
+from spawner import HubgridLocalProcessSpawner, HubgridSpawnerMixin  # noqa: E402
 from spawner.docker import HubgridDockerSpawner  # noqa: E402
 from spawner.slurm import HubgridSlurmSpawner, SlurmJobSpawner  # noqa: E402
 
 COMMAND = "python scripts/configdoc.py > docs/config-reference.md"
 
-CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin, HubgridDockerSpawner,
-           SlurmJobSpawner, HubgridSlurmSpawner]
+CLASSES = [HubgridService, HubgridAuthenticator, HubgridSpawnerMixin,
+           HubgridLocalProcessSpawner, HubgridDockerSpawner, SlurmJobSpawner, HubgridSlurmSpawner]
 
 # defaults that depend on the environment are shown as what they read
 DYNAMIC = {
@@ -39,6 +39,7 @@ DYNAMIC = {
     ("HubgridService", "hub_base_url"): "$JUPYTERHUB_BASE_URL, else /",
     ("HubgridService", "session_log_dir"):
         "session-logs next to the SQLite database, else in the working directory",
+    ("HubgridLocalProcessSpawner", "output_dir"): "local-sessions in the hub's working directory",
     ("HubgridService", "vfolder_hosts"):
         "{'local': {'path': 'vfolders'}}, next to the SQLite database, else in the working directory",
 }

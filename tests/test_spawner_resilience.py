@@ -128,3 +128,31 @@ def test_a_hub_user_hubgrid_does_not_know_gets_a_403_that_says_so(hub):
     assert r.status_code == 403, r.text
     assert r.json()["message"] == (f"user {name!r} is not registered in hubgrid; "
                                    "ask an admin")
+
+
+def test_a_local_sessions_output_is_its_log_and_its_file_goes_when_it_ends(hub):
+    """The demo's local processes keep their output as Docker and Slurm sessions
+    do: the server's own start-up lines reach the session's log while it runs;
+    once it has ended the whole output is with the service and the local file
+    is gone."""
+    server = "o" + uuid.uuid4().hex[:6]
+    try:
+        r = spawn(hub, "alice", server, project="ml", resource_group="acme-gpu", cpu="0.5",
+                  mem="256M")
+        assert r.status_code in (201, 202), r.text
+        wait_ready(hub, "alice", server, timeout=90)
+        alloc = allocations(hub, "alice", "allocated", server)[0]["id"]
+        output = hub.state / "local-sessions" / f"{alloc}.log"
+        assert output.exists() and output.stat().st_mode & 0o077 == 0
+
+        def logged():
+            r = hub.call("GET", f"allocations/{alloc}/logs", "alice")
+            return r.text if r.status_code == 200 and "Jupyter Server" in r.text else None
+
+        text = eventually(logged, timeout=30)  # pushed at the hub's polls (2 s)
+        assert text, hub_log(hub)
+    finally:
+        stop(hub, "alice", server)
+    assert eventually(lambda: not output.exists(), timeout=30)
+    r = hub.call("GET", f"allocations/{alloc}/logs", "alice")
+    assert r.status_code == 200 and "Jupyter Server" in r.text
