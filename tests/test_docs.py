@@ -110,3 +110,17 @@ def test_every_service_package_is_in_the_architecture_doc():
     packages = sorted(p.parent.name for p in (REPO / "quota_service").glob("*/__init__.py")
                       if p.parent.name != "migrations")
     assert [p for p in packages if f"`quota_service/{p}/`" not in text] == []
+
+
+def test_every_picture_in_the_docs_exists_and_is_taken_by_a_test():
+    """docs/images holds the pictures the docs show, each taken by a UI test
+    (``HUBGRID_SCREENSHOTS=docs/images`` refreshes them), and nothing else."""
+    import re
+
+    docs = [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    shown = {m for doc in docs for m in re.findall(r"images/([\w.-]+\.png)", doc.read_text())}
+    present = {p.name for p in (REPO / "docs" / "images").glob("*.png")}
+    tests = "".join(p.read_text() for p in (REPO / "tests").glob("*.py"))
+    assert shown - present == set(), "shown but missing"
+    assert present - shown == set(), "in docs/images but shown nowhere"
+    assert {name for name in present if name not in tests} == set(), "taken by no test"

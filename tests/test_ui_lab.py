@@ -27,7 +27,7 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
 - a file uploaded in a folder's file browser (the Data panel) finishes its
   upload, is listed, and the service holds its bytes.
 
-Screenshots (ui-summary, lab-launcher, lab-sessions, lab-session-log,
+Screenshots (lab-summary, lab-launcher, lab-sessions, lab-session-log,
 lab-data-invitations, lab-data-files) go to the test's temporary folder, or
 to $HUBGRID_SCREENSHOTS: ``HUBGRID_SCREENSHOTS=docs/images`` refreshes the
 docs' pictures.
@@ -76,7 +76,7 @@ def test_a_user_logs_in_starts_lab_and_sees_their_levels_with_bars(world, people
     kinds = {(levels.nth(i).get_attribute("data-level"), levels.nth(i).get_attribute("data-name"))
              for i in range(levels.count())}
     assert ("project", project) in kinds and ("domain", "acme") in kinds, kinds
-    screenshot(page, "ui-summary.png", tmp_path)
+    screenshot(page, "lab-summary.png", tmp_path)
 
 
 # -- 2. a second session from the Sessions panel ---------------------------------------
