@@ -11,6 +11,7 @@ import asyncio
 import io
 from decimal import Decimal
 
+import httpx
 import pytest
 
 from jupyterlab_hubgrid import amounts
@@ -222,6 +223,56 @@ def test_the_hub_is_needed_only_to_start_and_stop_servers():
     with client, pytest.raises(NotConfigured) as e:
         client.start_server("alice", "x", {})
     assert "JUPYTERHUB_API_TOKEN" in e.value.message
+
+
+class PendingSpawnHub:
+    """A double of JupyterHub's users API for the one race a real hub will not
+    replay on demand: a stop while the start is pending answers 500 ("pending
+    spawn") when the start has not unwound within the hub's second; the start
+    stays pending for ``pending_reads`` more reads of the user."""
+
+    def __init__(self, pending_reads: int, gone: bool = False):
+        self.pending_reads, self.gone, self.calls = pending_reads, gone, []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.calls.append((request.method, request.url.path))
+        if request.method == "DELETE":
+            deletes = sum(1 for m, _ in self.calls if m == "DELETE")
+            if deletes == 1:
+                return httpx.Response(500, json={"status": 500, "message": "Internal Server Error"})
+            return httpx.Response(204)
+        pending = self.pending_reads > 0
+        self.pending_reads -= 1
+        servers = {} if self.gone and not pending else {
+            "x": {"pending": "spawn" if pending else None, "ready": False}}
+        return httpx.Response(200, json={"name": "alice", "servers": servers})
+
+
+def hub_client(hub: PendingSpawnHub) -> HubgridClient:
+    return HubgridClient(Settings.from_env({
+        "HUBGRID_API_URL": API, "HUBGRID_ACCESS_KEY": "A", "HUBGRID_SECRET_KEY": "S",
+        "JUPYTERHUB_API_TOKEN": "t"}), transport=httpx.MockTransport(hub))
+
+
+def test_a_stop_while_the_start_unwinds_is_asked_again_once_it_has():
+    hub = PendingSpawnHub(pending_reads=2)
+    with hub_client(hub) as client:
+        assert client.stop_server("alice", "x", poll=0.01) is True
+    assert [m for m, _ in hub.calls] == ["DELETE", "GET", "GET", "GET", "DELETE"]
+
+
+def test_a_stop_while_the_start_unwinds_is_done_when_the_server_is_gone():
+    hub = PendingSpawnHub(pending_reads=1, gone=True)
+    with hub_client(hub) as client:
+        assert client.stop_server("alice", "x", poll=0.01) is True
+    assert [m for m, _ in hub.calls] == ["DELETE", "GET", "GET"]
+
+
+def test_a_start_that_never_unwinds_is_a_409_to_try_again():
+    hub = PendingSpawnHub(pending_reads=10**6)
+    with hub_client(hub) as client, pytest.raises(ClientError) as e:
+        client.stop_server("alice", "x", unwind_timeout=0.05, poll=0.01)
+    assert e.value.status == 409 and "still starting" in e.value.message
 
 
 # --- against the real service ---------------------------------------------------------------

@@ -24,6 +24,7 @@ and message; an unreachable service is a :class:`ServiceUnreachable`.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import IO, Any, Iterator, Mapping
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -296,9 +297,33 @@ class HubgridClient:
                                 json_body={"user_options": dict(options)})
         return resp.status_code == 201
 
-    def stop_server(self, user: str, server: str) -> bool:
-        """Stop it; True when stopped (204), False while it stops (202)."""
-        return self.hub_request("DELETE", self._server_path(user, server)).status_code == 204
+    def stop_server(self, user: str, server: str, *, unwind_timeout: float = 60.0,
+                    poll: float = 0.5) -> bool:
+        """Stop it; True when stopped (204, or gone), False while it stops (202).
+
+        A stop while the start is pending: JupyterHub cancels the start and,
+        when it has not unwound within a second (the spawner gives back its
+        allocation first), answers 500 "pending spawn". Then the stop is asked
+        again once the hub no longer shows the start pending (at most
+        ``unwind_timeout`` seconds; after that a 409 ClientError)."""
+        path = self._server_path(user, server)
+        try:
+            return self.hub_request("DELETE", path).status_code == 204
+        except ClientError as e:
+            if e.status is None or e.status < 500:
+                raise
+        deadline = time.monotonic() + unwind_timeout
+        while True:
+            model = self.hub_user(user).get("servers", {}).get(server)
+            if model is None:
+                return True
+            if model.get("pending") != "spawn":
+                return self.hub_request("DELETE", path).status_code == 204
+            if time.monotonic() > deadline:
+                raise ClientError(409, f"session {server or '(default)'} is still starting "
+                                       f"{unwind_timeout:g} s after JupyterHub was asked to stop "
+                                       "it: stop it again in a moment", "still-starting")
+            time.sleep(poll)
 
     def hub_user(self, user: str) -> dict:
         return exact(loads(self.hub_request("GET", f"users/{_q(user)}").content))
