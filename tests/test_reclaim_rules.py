@@ -93,6 +93,20 @@ def test_idle_counts_from_the_last_activity():
     assert d.notice.numbers["idle_seconds"] == 490
 
 
+def test_a_short_timeout_is_announced_half_way_not_as_soon_as_the_session_rests():
+    """A 2-minute idle_timeout with the default 300 s warning: announced after
+    60 s without activity, reclaimed at 120 s (not at 300 s, and no warning
+    while the user merely pauses); the same holds for a short lifetime."""
+    st = rules.Settings(idle_timeout=120, warning=300)
+    assert run(st, at(59), slack=1).action == "none"
+    warn = run(st, at(61), slack=1)
+    assert warn.action == "warn" and warn.notice.deadline == at(120)
+    assert run(st, at(120), current=warn.notice, slack=1).action == "reclaim"
+    life = rules.Settings(max_lifetime=100, warning=300)
+    assert run(life, at(49), slack=1).action == "none"
+    assert run(life, at(50), slack=1).notice.deadline == at(100)
+
+
 def test_activity_after_a_warning_clears_it():
     warn = run(IDLE, at(990), last=at(500))
     assert run(IDLE, at(1010), last=at(1005), current=warn.notice).action == "clear"

@@ -12,7 +12,9 @@ Three rules, each driven by the resource policy that binds the session:
   (``window.judge``), once the grace period from the start is over.
 
 Each rule gives a deadline; the earliest one is announced to the owner
-``warning`` seconds ahead (a notice), and the session is reclaimed at the
+ahead of it (a notice): ``warning`` seconds, but never more than half the
+rule's own timeout (a 120 s ``idle_timeout`` is announced after 60 s
+without activity, not at once), and the session is reclaimed at the
 deadline, never before its notice was up for the lead time. A "keep it"
 pushes every deadline to ``kept_until``, a bounded number of times.
 """
@@ -135,6 +137,14 @@ def first(found: list[Finding]) -> Finding | None:
     return min(found, key=lambda f: (f.deadline, RULES.index(f.rule)))
 
 
+def lead(st: Settings, rule: str) -> dt.timedelta:
+    """How long before its deadline a rule's finding is announced: the
+    policy's ``warning``, at most half the rule's own span (its timeout or
+    lifetime), so a short timeout does not warn as soon as a session rests."""
+    span = {"idle": st.idle_timeout, "lifetime": st.max_lifetime}.get(rule)
+    return _s(min(st.warning, span // 2) if span else st.warning)
+
+
 def decide(st: Settings, found: list[Finding], current: Notice | None, now: dt.datetime,
            slack: float, shadow: bool = False) -> Decision:
     """What to do now. ``slack``: the check interval (a warning later than
@@ -152,22 +162,22 @@ def decide(st: Settings, found: list[Finding], current: Notice | None, now: dt.d
         if current is not None and current.rule == f.rule and current.deadline == f.deadline:
             return Decision("none")  # reported already
         return Decision("shadow", Notice(f.rule, f.deadline, f.reason, f.numbers, now))
-    lead = _s(st.warning)
+    ahead = lead(st, f.rule)
     if current is not None and current.rule == f.rule:
-        deadline = max(f.deadline, current.warned_at + lead - _s(slack))
-        if now < f.deadline - lead - _s(slack) and f.deadline > current.deadline:
+        deadline = max(f.deadline, current.warned_at + ahead - _s(slack))
+        if now < f.deadline - ahead - _s(slack) and f.deadline > current.deadline:
             return Decision("clear")  # activity came back: no longer close
         notice = Notice(f.rule, deadline, f.reason, f.numbers, current.warned_at)
         if now >= deadline:
             return Decision("reclaim", notice)
         same = deadline == current.deadline and f.numbers == current.numbers
         return Decision("none" if same else "update", notice)
-    if now < f.deadline - lead:
+    if now < f.deadline - ahead:
         return Decision("clear") if current is not None else Decision("none")
     if st.warning <= 0:
         return Decision("reclaim", Notice(f.rule, f.deadline, f.reason, f.numbers, now)) \
             if now >= f.deadline else Decision("none")
-    deadline = max(f.deadline, now + lead - _s(slack))
+    deadline = max(f.deadline, now + ahead - _s(slack))
     return Decision("warn", Notice(f.rule, deadline, f.reason, f.numbers, now))
 
 
