@@ -1,0 +1,229 @@
+"""The ops admin pages (issue #13) in a real headless Chromium through the
+REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start for the
+superadmin ``admin`` and one for ``ada`` (acme's domain admin).
+
+A fresh resource group with two declared nodes (n1, n2: 4 CPUs, 2 GPUs
+each) is made through the API; gina (globex) holds half a GPU on n1 before
+n2 exists. Then, from the pages:
+
+- admin grants the group to acme (Grants form), drains n1 (its switch; the
+  service's node says ``schedulable: false``, until_empty shown), and a
+  session alice starts through the API lands on n2: n2's GPU map and
+  session list show it, n1 keeps gina's;
+- two requests bigger than the free capacity wait; the Scheduler page lists
+  them in order with their reasons; admin moves the second to the front:
+  the PATCH answers position 0 and the access log has the ``queue.change``;
+- ada sees alice's holder by name, gina's share only as "other domains"
+  and her pending request only as an anonymous position; "gina" appears
+  nowhere on ada's pages.
+
+Screenshots lab-admin-groups.png, lab-admin-queue.png, lab-admin-sessions.png,
+lab-admin-images.png and lab-admin-groups-domain-admin.png (into
+$HUBGRID_SCREENSHOTS, e.g. docs/images). Without Chromium or playwright these
+skip, and fail in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlparse
+
+import pytest
+
+from hub_fixtures import hub, world  # noqa: F401
+from session_fixtures import eventually, hub_log, server_of
+from ui_fixtures import SLOW, _ok, chromium, screenshot, tab  # noqa: F401
+
+pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
+
+MENU = "hubgrid Admin"
+
+
+def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
+    """``user``'s browser context in Lab, the server started in ``project``
+    on ``group`` (as ui_fixtures.open_lab, whose group is acme-gpu)."""
+    hub = world.hub
+    context = chromium.new_context(viewport={"width": 1500, "height": 1100})
+    page = context.new_page()
+    try:
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("#username_input", user)
+        page.fill("#password_input", hub.admin_password if user == "admin" else hub.user_password)
+        page.click("#login_submit")
+        page.wait_for_url("**/hub/**", timeout=SLOW)
+        page.goto(f"{hub.url}/hub/spawn")
+        page.select_option("#hg-project", project)
+        page.select_option("#hg-rg", group)
+        page.fill("#hg-cpu", "0.5")
+        page.fill("#hg-mem", "512M")
+        page.get_by_role("button", name="Start").click()
+        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
+        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+    except Exception as e:
+        context.close()
+        pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(hub)}")
+    return context, page
+
+
+def _stop_servers(hub, user: str) -> None:
+    r = hub.hub_call("GET", f"users/{user}")
+    for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+        path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+        hub.hub_call("DELETE", path)
+        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
+
+
+def _is(response, method: str, path: str) -> bool:
+    """The page's call ``method path`` (Lab adds a cache-busting query)."""
+    return response.request.method == method and urlparse(response.url).path.endswith(path)
+
+
+def open_page(page, label: str, selector: str):
+    """An ops page from the hubgrid Admin menu."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=MENU).click()
+    page.locator(".lm-Menu-itemLabel", has_text=label).click()
+    found = page.locator(selector)
+    found.wait_for(timeout=SLOW)
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster(world):  # noqa: F811
+    """A fresh group: n1 with gina's half GPU, then n2; an acme project for ada."""
+    hub = world.hub
+    tag = uuid.uuid4().hex[:6]
+    group, n1, n2, project = f"ops{tag}", f"ops{tag}-n1", f"ops{tag}-n2", f"ops{tag}"
+    _ok(hub.call("POST", "resource-groups", "admin", json={"name": group}), 201)
+    _ok(hub.call("PUT", f"resource-groups/{group}/grants", "admin", json={"domain": "globex"}), 201)
+    node = {"resource_group": group, "capacity": {"cpu": "4", "mem": "8G"},
+            "devices": [{"index": i, "model": "A100"} for i in range(2)]}
+    _ok(hub.call("POST", "nodes", "admin", json={"name": n1, **node}), 201)
+    gina = _ok(hub.call("POST", "allocations", "gina", json={
+        "project": "lab", "resource_group": group, "slots": {"cpu": "1", "gpu.shares": "0.5"}}), 201)
+    assert gina["node"] == n1
+    _ok(hub.call("POST", "nodes", "admin", json={"name": n2, **node}), 201)
+    _ok(hub.call("POST", "domains/acme/projects", "admin", json={"name": project}), 201)
+    _ok(hub.call("PUT", f"domains/acme/projects/{project}/members/ada", "admin"), 201)
+    made = {"group": group, "n1": n1, "n2": n2, "project": project, "gina": gina, "ids": [gina["id"]]}
+    try:
+        yield made
+    finally:
+        for alloc_id in made["ids"]:
+            for who in ("admin",):
+                hub.call("DELETE", f"allocations/{alloc_id}", who)
+        for user in ("admin", "ada"):
+            _stop_servers(hub, user)
+
+
+@pytest.fixture(scope="module")
+def admin_lab(world, chromium, cluster):  # noqa: F811
+    context, page = _lab(world, chromium, "admin", "default", "default")
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
+        world, cluster, admin_lab, tmp_path):  # noqa: F811
+    hub, page = world.hub, admin_lab
+    group, n1, n2 = cluster["group"], cluster["n1"], cluster["n2"]
+    groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
+    groups.get_by_label("resource group").select_option(group)
+    card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"]')
+    card1.wait_for(timeout=SLOW)
+    # gina's half GPU on n1, by name for a superadmin; exact bars
+    assert "gina (globex/lab)" in card1.locator('[data-gpu="0"]').inner_text()
+    assert card1.locator('[data-slot="gpu"] .jp-hubgrid-bar-text').inner_text() == \
+        "0.5 of 2 used, 1.5 free"
+
+    # grant acme from the Grants form
+    grants = groups.locator(".jp-hubgrid-ops-grants")
+    grants.get_by_label("grant kind").select_option("domain")
+    grants.get_by_label("grant name").fill("acme")
+    with page.expect_response(lambda r: _is(r, "PUT", f"/resource-groups/{group}/grants")) as answer:
+        grants.get_by_role("button", name="Grant").click()
+    assert answer.value.status == 201, answer.value.text()
+    grants.locator('[data-grant="domain acme"]').wait_for(timeout=SLOW)
+    assert {"domain": "acme"} in _ok(hub.call("GET", f"resource-groups/{group}", "admin"), 200)["grants"]
+
+    # drain n1 from its switch
+    with page.expect_response(lambda r: _is(r, "PATCH", f"/nodes/{n1}")) as answer:
+        card1.locator(".jp-hubgrid-ops-drain input").click()
+    assert answer.value.status == 200, answer.value.text()
+    groups.locator(f'[data-node="{n1}"][data-schedulable="false"]').wait_for(timeout=SLOW)
+    assert _ok(hub.call("GET", f"nodes/{n1}", "admin"), 200)["schedulable"] is False
+    assert "Empty at the sessions' limits" in card1.inner_text()
+
+    # a new session of alice lands on n2, and the page shows it there
+    alice = _ok(hub.call("POST", "allocations", "alice", json={
+        "project": "ml", "resource_group": group, "slots": {"cpu": "1", "gpu.shares": "0.5"}}), 201)
+    cluster["ids"].append(alice["id"])
+    assert alice["node"] == n2
+    page.locator("#jp-hubgrid-admin-groups").get_by_role("button", name="Refresh").first.click()
+    card2 = groups.locator(f'[data-node="{n2}"]')
+    card2.locator(f'.jp-hubgrid-ops-node-sessions tr[data-allocation="{alice["id"]}"]').wait_for(timeout=SLOW)
+    assert card2.locator(f'.jp-hubgrid-ops-holder[data-allocation="{alice["id"]}"]').count() == 1
+    assert card1.locator(f'[data-allocation="{alice["id"]}"]').count() == 0
+    screenshot(page, "lab-admin-groups.png", tmp_path)
+
+
+def test_queue_shows_waiting_requests_and_a_move_to_the_front_is_logged(
+        world, cluster, admin_lab, tmp_path):  # noqa: F811
+    hub, page, group = world.hub, admin_lab, cluster["group"]
+    waiting = []
+    for user, project in (("alice", "ml"), ("gina", "lab")):
+        r = hub.call("POST", "allocations", user, json={
+            "project": project, "resource_group": group, "slots": {"cpu": "4"}})
+        assert r.status_code == 202, r.text
+        waiting.append(r.json())
+        cluster["ids"].append(r.json()["id"])
+    queue = open_page(page, "Scheduler Queue", "#jp-hubgrid-admin-queue")
+    section = queue.locator(f'.jp-hubgrid-ops-queue[data-group="{group}"]')
+    second = section.locator(f'tr[data-request="{waiting[1]["id"]}"]')
+    second.wait_for(timeout=SLOW)
+    assert second.get_attribute("data-position") == "1"
+    assert "gina (globex/lab)" in second.inner_text() and "CPU 4" in second.inner_text()
+    screenshot(page, "lab-admin-queue.png", tmp_path)
+    with page.expect_response(lambda r: _is(r, "PATCH", f"/queue/{waiting[1]['id']}")) as answer:
+        second.get_by_role("button", name="Move").click()
+    assert answer.value.status == 200, answer.value.text()
+    assert answer.value.json()["position"] == 0
+    section.locator(f'tr[data-request="{waiting[1]["id"]}"][data-position="0"]').wait_for(timeout=SLOW)
+    log = _ok(hub.call("GET", "audit?action=queue.change&limit=20", "admin"), 200)
+    entries = log if isinstance(log, list) else log.get("entries", log.get("items", []))
+    assert any(waiting[1]["id"] in str(e) for e in entries), entries
+
+    sessions = open_page(page, "Sessions (All)", "#jp-hubgrid-admin-sessions")
+    sessions.locator(f'tr[data-allocation="{cluster["gina"]["id"]}"]').wait_for(timeout=SLOW)
+    screenshot(page, "lab-admin-sessions.png", tmp_path)
+    images = open_page(page, "Images", "#jp-hubgrid-admin-images")
+    with page.expect_response(lambda r: _is(r, "POST", "/images/scan")) as answer:
+        images.get_by_role("button", name="Rescan engines").click()
+    assert answer.value.status == 200, answer.value.text()
+    images.locator(".jp-hubgrid-ops-scan li").first.wait_for(timeout=SLOW)
+    screenshot(page, "lab-admin-images.png", tmp_path)
+
+
+def test_domain_admin_sees_only_acme_holders(world, chromium, cluster, admin_lab, tmp_path):  # noqa: F811
+    group, n1 = cluster["group"], cluster["n1"]
+    context, page = _lab(world, chromium, "ada", cluster["project"], "acme-gpu")
+    try:
+        groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
+        groups.get_by_label("resource group").select_option(group)
+        card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"]')
+        card1.wait_for(timeout=SLOW)
+        hidden = card1.locator('.jp-hubgrid-ops-holder[data-visible="false"]')
+        assert hidden.first.inner_text() == "other domains: 0.5"
+        assert "alice (acme/ml)" in groups.inner_text()
+        screenshot(page, "lab-admin-groups-domain-admin.png", tmp_path)
+        assert "gina" not in groups.inner_text()
+        assert "globex" not in groups.inner_text()
+        queue = open_page(page, "Scheduler Queue", "#jp-hubgrid-admin-queue")
+        section = queue.locator(f'.jp-hubgrid-ops-queue[data-group="{group}"]')
+        section.locator('tr[data-visible="false"]').first.wait_for(timeout=SLOW)
+        assert section.locator('tr[data-visible="true"]').count() == 1
+        assert "another domain's request" in section.inner_text()
+        assert "gina" not in queue.inner_text()
+    finally:
+        context.close()
