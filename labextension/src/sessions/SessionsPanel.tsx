@@ -26,6 +26,8 @@ import { sessionsIcon } from './icons';
 import { askForSession } from './Launcher';
 import { defaultForm, suggestName, userOptions } from './launch';
 import { ISessionRow, safeAppUrl, serverUrl, sessionRow, visibleSessions } from './model';
+import { IReclaimable, IReclaimRow, reclaimRow } from './reclaim';
+import { ReclaimLine } from './ReclaimLine';
 import { SessionsStore } from './store';
 
 export interface ISessionActions {
@@ -47,13 +49,16 @@ function SessionCard(props: {
   session: IAllocation;
   row: ISessionRow;
   openUrl: string | null;
+  reclaim: IReclaimRow | null;
   onStop: () => void;
+  onKeep: () => void;
   actions: ISessionActions;
 }): JSX.Element {
   const { row, session } = props;
   const extraApps = row.apps.filter(app => safeAppUrl(app.url) && app.url !== props.openUrl);
   return (
-    <li className="jp-hubgrid-session" data-session={row.id} data-name={row.name} data-state={row.state}>
+    <li className="jp-hubgrid-session" data-session={row.id} data-name={row.name} data-state={row.state}
+      data-reclaim-deadline={props.reclaim?.deadline || undefined}>
       <div className="jp-hubgrid-session-head">
         <span className="jp-hubgrid-name" data-field="name">{row.name}</span>
         <span className={`jp-hubgrid-state jp-mod-${row.state}`} data-field="state">{row.stateLabel}</span>
@@ -67,6 +72,7 @@ function SessionCard(props: {
       <div className="jp-hubgrid-session-line" data-field="sizes">
         CPU {row.cpu} · Mem {row.mem} · GPU {row.gpu}
       </div>
+      {props.reclaim && <ReclaimLine reclaim={props.reclaim} onKeep={props.onKeep} />}
       {row.placement && <div className="jp-hubgrid-session-line">on {row.placement}</div>}
       {row.command && (
         <div className="jp-hubgrid-session-line">
@@ -151,11 +157,20 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
     }
   };
 
+  const keep = async (a: IAllocation) => {
+    try {
+      await store.keep(a);
+    } catch (e) {
+      await showErrorMessage(`Session ${sessionRow(a, Date.now()).name} was not kept`, (e as Error).message);
+    }
+  };
+
   const hubPending = (a: IAllocation) =>
     a.origin === 'hub' ? store.servers[a.server_name ?? '']?.pending : null;
   const card = (a: IAllocation) => (
     <SessionCard key={a.id} session={a} row={sessionRow(a, now, hubPending(a))} openUrl={openUrl(a)}
-      onStop={() => void stop(a)} actions={actions} />
+      reclaim={reclaimRow(a as IReclaimable, now, store.kept.get(a.id))}
+      onStop={() => void stop(a)} onKeep={() => void keep(a)} actions={actions} />
   );
   return (
     <div className="jp-hubgrid-sessions">

@@ -17,6 +17,7 @@ import {
   IPolicyModel
 } from '../summary/types';
 import { IDryRun } from './launch';
+import { IKeepAnswer } from './reclaim';
 
 /** A refusal, with its HTTP status (0: no answer) and reason, if any. */
 export class HubgridError extends Error {
@@ -141,6 +142,11 @@ export class HubgridApi {
   /** Release an allocation made through the API, or cancel a pending one. */
   async release(id: string): Promise<void> {
     await send(this.settings, API + `allocations/${enc(id)}`, { method: 'DELETE' });
+  }
+
+  /** "Keep it": push the session's reclaim deadline (a 422 when the policy allows no more). */
+  keep(id: string): Promise<IKeepAnswer> {
+    return json(this.settings, API + `allocations/${enc(id)}/keep`, post({}));
   }
 
   /** The session's log as text (the last `tail` bytes). */

@@ -186,7 +186,8 @@ export interface ISessionDiff {
 }
 
 function fingerprint(a: IAllocation): string {
-  return JSON.stringify([a.state, a.node, a.gpus, a.reasons, a.exit_code, a.release_reason]);
+  const reclaim = (a as { reclaim?: unknown }).reclaim ?? null; // a reclaim warning, a keep
+  return JSON.stringify([a.state, a.node, a.gpus, a.reasons, a.exit_code, a.release_reason, reclaim]);
 }
 
 export function diffSessions(before: IAllocation[], after: IAllocation[]): ISessionDiff {

@@ -1,6 +1,7 @@
 /**
  * The Summary and Sessions menus: two left-sidebar panels, a main-area log
- * view per session, and commands (start a session, show either panel).
+ * view per session, reclaim warnings as notifications, and commands (start
+ * a session, show either panel).
  */
 
 import {
@@ -12,6 +13,7 @@ import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 
 import { SummaryPanel } from '../summary/SummaryPanel';
 import { logWidget } from './LogView';
+import { ReclaimNotifier } from './notices';
 import { SessionsPanel } from './SessionsPanel';
 
 export const COMMANDS = {
@@ -44,6 +46,8 @@ export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
         app.shell.activateById(widget.id);
       }
     });
+    // idle reclamation's warnings, notified once each (with "Keep it"), panel shown or not
+    new ReclaimNotifier(sessions.store);
     const summary = new SummaryPanel(settings);
     app.shell.add(summary, 'left', { rank: 601 });
     app.shell.add(sessions, 'left', { rank: 602 });

@@ -1,7 +1,8 @@
 /**
  * The Sessions menu's state: my sessions (every project, every named
  * server), read on a backing-off poll that pauses while nobody looks; the
- * hub's view of my servers (starting, ready); and the starts that failed.
+ * hub's view of my servers (starting, ready); the starts that failed; and
+ * idle reclamation's warnings (news for the notifications, "keep it").
  */
 
 import { ServerConnection } from '@jupyterlab/services';
@@ -11,6 +12,7 @@ import { HubgridApi, IHubServer, stoppedWhileStarting } from './api';
 import { announceSessionsChanged } from './events';
 import { diffSessions, isQuiet, stopPlan } from './model';
 import { IdlePoll } from './poller';
+import { IKeepAnswer, IReclaimable, IWatchNews, rememberKeep, watch, watchState } from './reclaim';
 
 export interface IStartFailure {
   name: string;
@@ -38,6 +40,36 @@ export class SessionsStore {
   loaded = false;
   readonly api: HubgridApi;
 
+  /** this page's keeps, by allocation id (shown until the service's next notice) */
+  readonly kept = new Map<string, IKeepAnswer>();
+
+  /** Call `news` with each poll's reclaim news (warnings to notify once, warned sessions that ended). */
+  onReclaimNews(news: (n: IWatchNews) => void): () => void {
+    this.newsListeners.add(news);
+    return () => this.newsListeners.delete(news);
+  }
+
+  /**
+   * Read now if the last read is older than `maxAge` ms, even while the
+   * panel is hidden (its poll stands by then): the reclaim warnings.
+   */
+  async readIfStale(maxAge: number): Promise<void> {
+    if (Date.now() - this.readAt >= maxAge) {
+      await this.load().catch(() => undefined);
+    }
+  }
+
+  /** "Keep it": push the session's reclaim deadline; a refusal (422: no more keeps) is thrown. */
+  async keep(a: IAllocation): Promise<IKeepAnswer> {
+    const answer = await this.api.keep(a.id);
+    this.kept.set(a.id, answer);
+    rememberKeep(this.watched, a.id, answer);
+    this.changed();
+    announceSessionsChanged();
+    await this.load().catch(() => undefined);
+    return answer;
+  }
+
   /** Call `listener` after each change of state. */
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -51,6 +83,7 @@ export class SessionsStore {
   dispose(): void {
     this.poll.dispose();
     this.listeners.clear();
+    this.newsListeners.clear();
   }
 
   /**
@@ -119,10 +152,15 @@ export class SessionsStore {
       const quiet = this.loaded && isQuiet(diff) && !serversChanged;
       this.allocations = allocations;
       this.servers = servers;
+      this.readAt = Date.now();
+      const news = watch(this.watched, allocations as IReclaimable[]);
       this.error = '';
       const first = !this.loaded;
       this.loaded = true;
       this.changed();
+      if (news.warned.length || news.ended.length || news.gone.length) {
+        this.newsListeners.forEach(listener => listener(news));
+      }
       if (!quiet && !first) {
         announceSessionsChanged();
       }
@@ -141,6 +179,9 @@ export class SessionsStore {
     this.listeners.forEach(listener => listener());
   }
 
+  private readAt = 0;
+  private readonly watched = watchState();
+  private readonly newsListeners = new Set<(n: IWatchNews) => void>();
   private readonly poll: IdlePoll;
   private readonly listeners = new Set<() => void>();
 }
