@@ -65,11 +65,16 @@ def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
     return context, page
 
 
-def _stop_servers(hub, user: str) -> None:
-    r = hub.hub_call("GET", f"users/{user}")
-    for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
-        path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
-        hub.hub_call("DELETE", path)
+def _stop_servers(hub, users) -> None:
+    """Stop every server of ``users``: all asked first, then waited for."""
+    asked = []
+    for user in users:
+        r = hub.hub_call("GET", f"users/{user}")
+        for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+            path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+            hub.hub_call("DELETE", path)
+            asked.append((user, name))
+    for user, name in asked:
         eventually(lambda: server_of(hub, user, name) is None, timeout=60)
 
 
@@ -109,10 +114,8 @@ def cluster(world):  # noqa: F811
         yield made
     finally:
         for alloc_id in made["ids"]:
-            for who in ("admin",):
-                hub.call("DELETE", f"allocations/{alloc_id}", who)
-        for user in ("admin", "ada"):
-            _stop_servers(hub, user)
+            hub.call("DELETE", f"allocations/{alloc_id}", "admin")
+        _stop_servers(hub, ("admin", "ada"))
 
 
 @pytest.fixture(scope="module")
@@ -190,9 +193,10 @@ def test_queue_shows_waiting_requests_and_a_move_to_the_front_is_logged(
     assert answer.value.status == 200, answer.value.text()
     assert answer.value.json()["position"] == 0
     section.locator(f'tr[data-request="{waiting[1]["id"]}"][data-position="0"]').wait_for(timeout=SLOW)
-    log = _ok(hub.call("GET", "audit?action=queue.change&limit=20", "admin"), 200)
-    entries = log if isinstance(log, list) else log.get("entries", log.get("items", []))
-    assert any(waiting[1]["id"] in str(e) for e in entries), entries
+    entries = _ok(hub.call("GET", "audit?action=queue.change&user=admin&limit=50", "admin"), 200)["entries"]
+    mine = [e for e in entries if e["target"] == f"{group}/{waiting[1]['id']}"]
+    assert len(mine) == 1 and mine[0]["outcome"] == "success", entries
+    assert "position 1 -> 0" in mine[0]["detail"], mine[0]
 
     sessions = open_page(page, "Sessions (All)", "#jp-hubgrid-admin-sessions")
     sessions.locator(f'tr[data-allocation="{cluster["gina"]["id"]}"]').wait_for(timeout=SLOW)
