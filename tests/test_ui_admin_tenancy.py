@@ -1,7 +1,7 @@
 """The tenancy admin pages (issue #13) in a real headless Chromium through
 the REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start each
 for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
-(a plain acme user).
+(a plain acme user), the three started side by side.
 
 - admin, from the pages: creates a domain and a project in it (its bars show
   the limits exactly), a resource policy (first with a value the service
@@ -38,9 +38,9 @@ MENU = "hubgrid Admin"
 API = "hubgrid/api/"
 
 
-def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
-    """``user``'s browser context in Lab, the server started in ``project``
-    on ``group``."""
+def _start(world, chromium, user: str, project: str, group: str):  # noqa: F811
+    """``user``'s browser context, logged in, the server's start submitted
+    (the three Labs start side by side). Returns (context, page)."""
     hub = world.hub
     context = chromium.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
     page = context.new_page()
@@ -56,29 +56,30 @@ def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
         page.fill("#hg-cpu", "0.5")
         page.fill("#hg-mem", "512M")
         page.get_by_role("button", name="Start").click()
-        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
-        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
     except Exception as e:
         context.close()
-        pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(hub)}")
+        pytest.fail(f"{user} could not start a server: {e}\n{hub_log(hub)}")
     return context, page
 
 
-def _stop_servers(hub, user: str) -> None:
-    r = hub.hub_call("GET", f"users/{user}")
-    for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
-        path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
-        hub.hub_call("DELETE", path)
-        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
-
-
-def _user_lab(world, chromium, user, project, group):  # noqa: F811
-    context, page = _lab(world, chromium, user, project, group)
+def _in_lab(world, user: str, page) -> None:
     try:
-        yield page
-    finally:
-        context.close()
-        _stop_servers(world.hub, user)
+        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
+        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+    except Exception as e:
+        pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(world.hub)}")
+
+
+def _stop_servers(hub, users) -> None:
+    stopping = []
+    for user in users:
+        r = hub.hub_call("GET", f"users/{user}")
+        for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+            path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+            hub.hub_call("DELETE", path)
+            stopping.append((user, name))
+    for user, name in stopping:
+        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -87,21 +88,40 @@ def tag():
 
 
 @pytest.fixture(scope="module")
-def admin_lab(world, chromium):  # noqa: F811
-    yield from _user_lab(world, chromium, "admin", "default", "default")
-
-
-@pytest.fixture(scope="module")
-def ada_lab(world, chromium, tag):  # noqa: F811
+def labs(world, chromium, tag):  # noqa: F811
+    """The Labs of admin, ada (in a fresh acme project) and alice: page per user."""
+    hub = world.hub
     project = f"ten{tag}"
-    _ok(world.hub.call("POST", "domains/acme/projects", "admin", json={"name": project}), 201)
-    _ok(world.hub.call("PUT", f"domains/acme/projects/{project}/members/ada", "admin"), 201)
-    yield from _user_lab(world, chromium, "ada", project, "acme-gpu")
+    _ok(hub.call("POST", "domains/acme/projects", "admin", json={"name": project}), 201)
+    _ok(hub.call("PUT", f"domains/acme/projects/{project}/members/ada", "admin"), 201)
+    wanted = {"admin": ("default", "default"), "ada": (project, "acme-gpu"),
+              "alice": ("ml", "acme-gpu")}
+    started = {}
+    try:
+        for user, (proj, group) in wanted.items():
+            started[user] = _start(world, chromium, user, proj, group)
+        for user, (_, page) in started.items():
+            _in_lab(world, user, page)
+        yield {user: page for user, (_, page) in started.items()}
+    finally:
+        for context, _ in started.values():
+            context.close()
+        _stop_servers(hub, wanted)
 
 
 @pytest.fixture(scope="module")
-def alice_lab(world, chromium):  # noqa: F811
-    yield from _user_lab(world, chromium, "alice", "ml", "acme-gpu")
+def admin_lab(labs):
+    return labs["admin"]
+
+
+@pytest.fixture(scope="module")
+def ada_lab(labs):
+    return labs["ada"]
+
+
+@pytest.fixture(scope="module")
+def alice_lab(labs):
+    return labs["alice"]
 
 
 def open_page(page, label: str, name: str):
@@ -156,9 +176,6 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     made = _ok(hub.call("GET", f"domains/{domain}/projects/{project}", "admin"), 200)
     assert made["total_resource_slots"] == {"cpu": "4", "gpu.shares": "0.5"}
     assert made["max_concurrent_sessions"] == 2
-    # acme's page for the picture: its projects and use
-    domains.locator('li[data-domain="acme"] button').click()
-    domains.locator('.jp-hubgrid-admin-domain[data-domain="acme"] tr[data-project="ml"]').wait_for(timeout=SLOW)
     screenshot(page, "lab-admin-domains.png", tmp_path)
 
     # a policy: the service's 422 shows next to the field it names
@@ -180,7 +197,9 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     assert "max_keeps" in problem.inner_text()
     form.locator('input[name="max_keeps"]').fill("2")
     form.get_by_role("button", name="Create policy").click()
-    policies.locator(f'tr[data-policy="{policy}"]').wait_for(timeout=SLOW)
+    listed = policies.locator(f'tr[data-policy="{policy}"]')
+    listed.wait_for(timeout=SLOW)
+    listed.scroll_into_view_if_needed()
     saved = _ok(hub.call("GET", f"resource-policies/{policy}", "admin"), 200)
     assert saved["total_resource_slots"] == {"cpu": "8", "gpu.shares": "1.5"}
     assert (saved["idle_timeout"], saved["max_keeps"], saved["max_gpus_per_session"]) == (3600, 2, "1.5")
@@ -216,8 +235,12 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     assert refused.get_attribute("data-result") == "refused" and "404" in refused.inner_text()
     assert _ok(hub.call("GET", f"users/b{tag}", "admin"), 200)["projects"] == [project]
     users.locator('input[name="q"]').fill(tag)
-    users.get_by_role("button", name="Search").click()
-    users.locator(f'tr[data-user="b{tag}"]').wait_for(timeout=SLOW)
+    with page.expect_response(lambda r: f"/{API}users?q={tag}&" in r.url) as answer:
+        users.get_by_role("button", name="Search").click()
+    assert answer.value.status == 200
+    rows = users.locator('[data-table="users"] tbody tr')
+    assert eventually(lambda: rows.count() == 2, timeout=30), rows.all_inner_texts()
+    assert {rows.nth(i).get_attribute("data-user") for i in range(2)} == {f"b{tag}", user}
     screenshot(page, "lab-admin-users.png", tmp_path)
 
     # the access log, filtered, lists the creation; the CSV has the same
