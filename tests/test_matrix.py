@@ -317,6 +317,8 @@ CASES = [
      expect(404, alice=204, ada=204, admin=204)),
     ("read-allocation-log", "GET", "allocations/{allocation}/logs", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
+    ("stop-allocation", "POST", "allocations/{allocation}/stop", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
     # idle reclamation: a session's own report and "keep it" are its owner's only
     ("report-activity", "POST", "allocations/{allocation}/activity",
      {"kernels": 1, "busy_kernels": 1}, alice_allocation,

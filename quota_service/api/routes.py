@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import admin, files, images, internal, reclaim, scheduling, tenancy, uploads, usage, vfolders
+from . import (admin, files, images, internal, reclaim, scheduling, sessionstop, tenancy, uploads,
+               usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
 from .reconcile import ReconcileHandler
@@ -71,6 +72,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
+    (rf"allocations/{ALLOCATION}/stop", sessionstop.AllocationStopHandler),  # admin pages
     # idle reclamation
     (rf"allocations/{ALLOCATION}/activity", reclaim.ActivityHandler),
     (rf"allocations/{ALLOCATION}/keep", reclaim.KeepHandler),

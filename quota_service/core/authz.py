@@ -118,6 +118,12 @@ def require_session_owner(p: Principal, owner: str, owner_domain: str) -> None:
         raise Denied("only the session's owner may do this")
 
 
+def require_stop_session(p: Principal, owner: str, owner_domain: str) -> None:
+    """Stop a session (its hub server or its allocation): its owner and the
+    admins of the owner's domain; anybody else does not find it."""
+    require_see_user(p, owner, owner_domain)
+
+
 def require_create_user(p: Principal, domain: str, role: Role) -> None:
     require_administer(p, domain, "create users in it")
     if is_superadmin_role(role) and not p.is_superadmin:
