@@ -18,7 +18,7 @@ export function ReclaimLine(props: { reclaim: IReclaimRow; onKeep: () => void })
       {r.deadline && (
         <div className="jp-hubgrid-reclaim-head">
           <span className="jp-hubgrid-reclaim-countdown" data-field="countdown">{r.countdown}</span>
-          <span className="jp-hubgrid-reclaim-rule" data-field="rule"> ({ruleLabel(r.rule)})</span>
+          <span className="jp-hubgrid-reclaim-rule" data-field="rule">({ruleLabel(r.rule)})</span>
           {r.canKeep && (
             <ToolbarButtonComponent className="jp-hubgrid-keep" label="Keep" tooltip={r.keepTip}
               onClick={props.onKeep} />

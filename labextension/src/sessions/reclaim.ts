@@ -180,7 +180,8 @@ export function watch(state: IWatchState, mine: IReclaimable[]): IWatchNews {
     if (!key || !n) {
       continue;
     }
-    const afterMyKeep = n.kept_until !== null && state.kept.get(a.id) === n.kept_until;
+    const mine = time(state.kept.get(a.id));
+    const afterMyKeep = mine !== null && time(n.kept_until) === mine;
     if (!state.notified.has(key) && !afterMyKeep) {
       news.warned.push(a);
     }
@@ -207,9 +208,12 @@ export function rememberKeep(state: IWatchState, id: string, answer: IKeepAnswer
   state.kept.set(id, answer.kept_until);
 }
 
-/** The warning notification's text (plain text: the toast renders it as text). */
+/**
+ * The warning notification's text (plain text: the toast renders it as
+ * text, cut at 140 characters: the reason and its numbers are on the row).
+ */
 export function warningMessage(name: string, n: IReclaimNotice): string {
-  return `Session ${name} will be reclaimed at ${clock(n.deadline)} (${ruleLabel(n.rule)}): ${n.reason}`;
+  return `Session ${name} will be reclaimed at ${clock(n.deadline)} (${ruleLabel(n.rule)}).`;
 }
 
 /** The text of the notification of a warned session that ended. */
