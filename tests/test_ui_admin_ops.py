@@ -15,7 +15,9 @@ n2 exists. Then, from the pages:
   the PATCH answers position 0 and the access log has the ``queue.change``;
 - ada sees alice's holder by name, gina's share only as "other domains"
   and her pending request only as an anonymous position; "gina" appears
-  nowhere on ada's pages.
+  nowhere on ada's pages;
+- admin stops ada's Lab server from Sessions (all): POST
+  allocations/{id}/stop answers 202, the hub stops it, the allocation ends.
 
 Screenshots lab-admin-groups.png, lab-admin-queue.png, lab-admin-sessions.png,
 lab-admin-images.png and lab-admin-groups-domain-admin.png (into
@@ -231,3 +233,20 @@ def test_domain_admin_sees_only_acme_holders(world, chromium, cluster, admin_lab
         assert "gina" not in queue.inner_text()
     finally:
         context.close()
+
+    # the superadmin stops ada's Lab server from Sessions (all), through the service and the hub
+    hub, page = world.hub, admin_lab
+    ada = [a for a in _ok(hub.call("GET", "allocations?state=allocated&user=ada", "admin"), 200)
+           if a["origin"] == "hub"]
+    assert len(ada) == 1, ada
+    sessions = open_page(page, "Sessions (All)", "#jp-hubgrid-admin-sessions")
+    sessions.locator('input[name="user"]').fill("ada")
+    row = sessions.locator(f'tr[data-allocation="{ada[0]["id"]}"]')
+    row.wait_for(timeout=SLOW)
+    row.get_by_role("button", name="Stop").click()
+    with page.expect_response(lambda r: _is(r, "POST", f"/allocations/{ada[0]['id']}/stop")) as answer:
+        page.locator(".jp-Dialog").get_by_role("button", name="Stop").click()
+    assert answer.value.status == 202, answer.value.text()
+    eventually(lambda: server_of(hub, "ada", "") is None, timeout=60)
+    eventually(lambda: _ok(hub.call("GET", f"allocations/{ada[0]['id']}", "admin"), 200)["state"]
+               == "released", timeout=60)

@@ -2,9 +2,9 @@
  * Sessions (all) (hubgrid:admin-sessions): every session the caller may see
  * (a domain admin: their domain's; a superadmin: all), GET allocations with
  * the state/user filters, the rest filtered here; owner, project, node,
- * resources; stop one (DELETE allocations/{id}, as the Sessions panel
- * releases an API session: a hub server's session answers the service's
- * 409, shown as it is) and read its log.
+ * resources; stop one (POST allocations/{id}/stop: the service stops a hub
+ * server's session through the hub, as the Sessions panel stops its
+ * owner's, and releases an API session) and read its log.
  */
 
 import { Dialog, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
@@ -40,14 +40,14 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
   const stop = async (id: string, name: string, owner: string) => {
     const answer = await showDialog({
       title: `Stop ${owner}'s session ${name}?`,
-      body: 'Its resources are released; a pending request is cancelled.',
+      body: 'A server is stopped through the hub, then its resources are released; a pending request is cancelled.',
       buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Stop' })]
     });
     if (!answer.button.accept) {
       return;
     }
     try {
-      await api.release(id);
+      await api.stop(id);
       setActionError(null);
     } catch (e) {
       setActionError(e);

@@ -74,8 +74,12 @@ export class OpsApi {
     return this.call('allocations' + (query ? `?${query}` : ''));
   }
 
-  release(id: string): Promise<unknown> {
-    return this.call(`allocations/${enc(id)}`, 'DELETE');
+  /**
+   * Stop a session through the service: a hub server's is stopped through
+   * the hub (its spawner releases it), an API session released.
+   */
+  stop(id: string): Promise<unknown> {
+    return this.call(`allocations/${enc(id)}/stop`, 'POST');
   }
 
   async log(id: string): Promise<string> {
