@@ -5,9 +5,16 @@ import * as React from 'react';
 import { ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
 import { adminCall } from '../http';
 
+/** A member as GET .../members lists them. */
+interface IMember {
+  user: string;
+  role: string;
+  active: boolean;
+}
+
 export function Members(props: IAdminPageProps & { domain: string; project: string; onChanged: () => void }): JSX.Element {
   const base = `domains/${encodeURIComponent(props.domain)}/projects/${encodeURIComponent(props.project)}/members`;
-  const members = useAdminLoad(() => adminCall<Array<{ name: string }>>(props.settings, base), [base]);
+  const members = useAdminLoad(() => adminCall<IMember[]>(props.settings, base), [base]);
   const [name, setName] = React.useState('');
   const [error, setError] = React.useState<unknown>(null);
   const act = async (method: string, user: string) => {
@@ -26,9 +33,9 @@ export function Members(props: IAdminPageProps & { domain: string; project: stri
       {members.error ? <ErrorBar error={members.error} /> : null}
       <ul>
         {(members.data || []).map(m => (
-          <li key={m.name} data-member={m.name}>
-            {m.name}{' '}
-            <button className="jp-mod-styled jp-mod-warn" onClick={() => void act('DELETE', m.name)}>
+          <li key={m.user} data-member={m.user}>
+            {`${m.user} (${m.role}${m.active ? '' : ', inactive'})`}{' '}
+            <button className="jp-mod-styled jp-mod-warn" onClick={() => void act('DELETE', m.user)}>
               Remove
             </button>
           </li>
