@@ -111,6 +111,7 @@ describe('the row', () => {
     expect(row.deadline).toBe('');
     expect(row.kept).toMatch(/\(1 of 1 keep\)$/);
     expect(row.canKeep).toBe(false);
+    expect(reclaimRow(alloc('a'), T0 + 3900_000, kept)).toBeNull(); // that keep is over
   });
 
   it('is nothing for a session without a notice, or ended', () => {

@@ -107,7 +107,8 @@ export function reclaimRow(a: IReclaimable, now: number, kept?: IKeepAnswer | nu
     return null;
   }
   const n = noticeOf(a);
-  const keptUntil = n?.kept_until ?? kept?.kept_until ?? null;
+  const mine = kept && (time(kept.kept_until) ?? 0) > now ? kept.kept_until : null; // not once past
+  const keptUntil = n?.kept_until ?? mine;
   const keeps = n ? n.keeps : kept?.keeps ?? 0;
   const maxKeeps = n ? n.max_keeps : kept?.max_keeps ?? 0;
   const keptText = keptUntil
