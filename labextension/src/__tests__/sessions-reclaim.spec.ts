@@ -112,6 +112,11 @@ describe('the row', () => {
     expect(row.kept).toMatch(/\(1 of 1 keep\)$/);
     expect(row.canKeep).toBe(false);
     expect(reclaimRow(alloc('a'), T0 + 3900_000, kept)).toBeNull(); // that keep is over
+    // the poll before the keep still has the notice: the keep wins
+    const stale = reclaimRow(alloc('a', { reclaim: notice({ max_keeps: 1 }) }), T0, kept)!;
+    expect(stale.deadline).toBe('');
+    expect(stale.canKeep).toBe(false);
+    expect(stale.kept).toMatch(/\(1 of 1 keep\)$/);
   });
 
   it('is nothing for a session without a notice, or ended', () => {

@@ -106,7 +106,9 @@ export function reclaimRow(a: IReclaimable, now: number, kept?: IKeepAnswer | nu
   if (a.state !== 'allocated') {
     return null;
   }
-  const n = noticeOf(a);
+  const notice = noticeOf(a);
+  // a notice older than this page's keep: the service withdrew it with the keep
+  const n = notice && kept && notice.keeps < kept.keeps ? null : notice;
   const mine = kept && (time(kept.kept_until) ?? 0) > now ? kept.kept_until : null; // not once past
   const keptUntil = n?.kept_until ?? mine;
   const keeps = n ? n.keeps : kept?.keeps ?? 0;
