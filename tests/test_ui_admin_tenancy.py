@@ -221,19 +221,6 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     got = _ok(hub.call("GET", f"users/{user}", "admin"), 200)
     assert (got["domain"], got["resource_policy"], got["projects"]) == (domain, policy, [project])
 
-    # their keypairs: a new one (its secret shown once), its policy, then deactivated
-    keys = users.locator(f'.jp-hubgrid-admin-keypairs[data-user="{user}"]')
-    keys.locator('[data-form="create-keypair"] input[name="policy"]').fill(policy)
-    keys.get_by_role("button", name="New keypair").click()
-    keys.locator(".jp-hubgrid-admin-secret").wait_for(timeout=SLOW)
-    [made] = _ok(hub.call("GET", f"keypairs?user={user}", "admin"), 200)
-    assert made["resource_policy"] == policy and made["active"] is True
-    assert made["access_key"] in keys.locator(".jp-hubgrid-admin-secret").inner_text()
-    key_row = keys.locator(f'tr[data-key="{made["access_key"]}"]')
-    key_row.get_by_role("button", name="Deactivate").click()
-    key_row.locator("td", has_text="no").wait_for(timeout=SLOW)
-    assert _ok(hub.call("GET", f"keypairs/{made['access_key']}", "admin"), 200)["active"] is False
-
     # bulk add from a CSV file: one row created, one refused, each with its result
     csv = (f"name,domain,role,projects,resource_policy,active\n"
            f"b{tag},{domain},user,{project},{policy},true\n"
@@ -255,6 +242,19 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     assert eventually(lambda: rows.count() == 2, timeout=30), rows.all_inner_texts()
     assert {rows.nth(i).get_attribute("data-user") for i in range(2)} == {f"b{tag}", user}
     screenshot(page, "lab-admin-users.png", tmp_path)
+
+    # their keypairs: a new one (its secret shown once), its policy, then deactivated
+    keys = users.locator(f'.jp-hubgrid-admin-keypairs[data-user="{user}"]')
+    keys.locator('[data-form="create-keypair"] input[name="policy"]').fill(policy)
+    keys.get_by_role("button", name="New keypair").click()
+    keys.locator(".jp-hubgrid-admin-secret").wait_for(timeout=SLOW)
+    [made] = _ok(hub.call("GET", f"keypairs?user={user}", "admin"), 200)
+    assert made["resource_policy"] == policy and made["active"] is True
+    assert made["access_key"] in keys.locator(".jp-hubgrid-admin-secret").inner_text()
+    key_row = keys.locator(f'tr[data-key="{made["access_key"]}"]')
+    key_row.get_by_role("button", name="Deactivate").click()
+    key_row.locator("td", has_text="no").wait_for(timeout=SLOW)
+    assert _ok(hub.call("GET", f"keypairs/{made['access_key']}", "admin"), 200)["active"] is False
 
     # the project's members on the Domains page: both, and one removed
     domains = open_page(page, "Domains and Projects", "domains")
