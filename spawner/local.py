@@ -17,7 +17,7 @@ from pathlib import Path
 from jupyterhub.spawner import SimpleLocalProcessSpawner
 from traitlets import Unicode, default
 
-from .mixin import HubgridSpawnerMixin
+from .mixin import HubgridSpawnerMixin, read_from
 
 
 class OutputKeepingLocalProcessSpawner(SimpleLocalProcessSpawner):
@@ -59,14 +59,7 @@ class HubgridLocalProcessSpawner(HubgridSpawnerMixin, OutputKeepingLocalProcessS
 
     async def session_log(self, offset: int) -> bytes:
         path = self.output_path()
-        if path is None:
-            return b""
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                return f.read()
-        except FileNotFoundError:
-            return b""
+        return read_from(path, offset) if path is not None else b""
 
     async def session_ended(self) -> None:
         path = self.output_path()

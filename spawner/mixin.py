@@ -52,6 +52,16 @@ def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
     return f"{parsed.scheme}://{netloc}{base_url}services/{SERVICE_NAME}/api/v1/"
 
 
+def read_from(path, offset: int) -> bytes:
+    """A session's output file from byte ``offset`` on (b"" while there is none)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read()
+    except FileNotFoundError:
+        return b""
+
+
 class HubgridSpawnerMixin(Configurable):
     """hubgrid admission, placement and release for any JupyterHub spawner."""
 

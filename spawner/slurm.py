@@ -27,7 +27,7 @@ from jupyterhub.utils import random_port
 from traitlets import Dict, Integer, Unicode, default
 
 from .builders import GPU, slurm_request
-from .mixin import HubgridSpawnerMixin
+from .mixin import HubgridSpawnerMixin, read_from
 
 SESSION_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-session"
 
@@ -180,13 +180,7 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
         self._job_file("go").touch()
 
     async def session_log(self, offset: int) -> bytes:
-        path = self._job_file("log")
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                return f.read()
-        except FileNotFoundError:
-            return b""
+        return read_from(self._job_file("log"), offset)
 
     async def session_exit_code(self) -> int | None:
         try:

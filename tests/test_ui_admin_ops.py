@@ -33,8 +33,8 @@ from urllib.parse import urlparse
 import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
-from session_fixtures import eventually, hub_log, server_of
-from ui_fixtures import SLOW, _ok, chromium, screenshot, tab  # noqa: F401
+from session_fixtures import eventually, server_of
+from ui_fixtures import SLOW, _ok, chromium, open_lab, screenshot, tab  # noqa: F401
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
 
@@ -42,29 +42,9 @@ MENU = "hubgrid Admin"
 
 
 def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
-    """``user``'s browser context in Lab, the server started in ``project``
-    on ``group`` (as ui_fixtures.open_lab, whose group is acme-gpu)."""
-    hub = world.hub
-    context = chromium.new_context(viewport={"width": 1500, "height": 1100})
-    page = context.new_page()
-    try:
-        page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", user)
-        page.fill("#password_input", hub.admin_password if user == "admin" else hub.user_password)
-        page.click("#login_submit")
-        page.wait_for_url("**/hub/**", timeout=SLOW)
-        page.goto(f"{hub.url}/hub/spawn")
-        page.select_option("#hg-project", project)
-        page.select_option("#hg-rg", group)
-        page.fill("#hg-cpu", "0.5")
-        page.fill("#hg-mem", "512M")
-        page.get_by_role("button", name="Start").click()
-        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
-        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
-    except Exception as e:
-        context.close()
-        pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(hub)}")
-    return context, page
+    """``user``'s browser context in Lab, the server started in ``project`` on ``group``."""
+    return open_lab(world, chromium, user, project, group,
+                    viewport={"width": 1500, "height": 1100})
 
 
 def _stop_servers(hub, users) -> None:

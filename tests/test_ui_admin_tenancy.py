@@ -30,7 +30,7 @@ import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
-from ui_fixtures import SLOW, _ok, chromium, screenshot, tab  # noqa: F401
+from ui_fixtures import SLOW, _ok, chromium, in_lab, screenshot, submit_start, tab  # noqa: F401
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
 
@@ -45,17 +45,7 @@ def _start(world, chromium, user: str, project: str, group: str):  # noqa: F811
     context = chromium.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
     page = context.new_page()
     try:
-        page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", user)
-        page.fill("#password_input", hub.admin_password if user == "admin" else hub.user_password)
-        page.click("#login_submit")
-        page.wait_for_url("**/hub/**", timeout=SLOW)
-        page.goto(f"{hub.url}/hub/spawn")
-        page.select_option("#hg-project", project)
-        page.select_option("#hg-rg", group)
-        page.fill("#hg-cpu", "0.5")
-        page.fill("#hg-mem", "512M")
-        page.get_by_role("button", name="Start").click()
+        submit_start(page, hub, user, project, group)
     except Exception as e:
         context.close()
         pytest.fail(f"{user} could not start a server: {e}\n{hub_log(hub)}")
@@ -64,8 +54,7 @@ def _start(world, chromium, user: str, project: str, group: str):  # noqa: F811
 
 def _in_lab(world, user: str, page) -> None:
     try:
-        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
-        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+        in_lab(page, user)
     except Exception as e:
         pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(world.hub)}")
 

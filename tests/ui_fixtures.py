@@ -97,26 +97,39 @@ def people(world):  # noqa: F811
                 eventually(lambda: server_of(hub, user, name) is None, timeout=60)
 
 
-def open_lab(world, chromium, user: str, project: str):  # noqa: F811
+def submit_start(page, hub, user: str, project: str, group: str = "acme-gpu") -> None:
+    """Log ``user`` in through the hub's form and submit the spawn form (the
+    project, the group, 0.5 CPU, 512M); Lab is on its way."""
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", user)
+    page.fill("#password_input", hub.admin_password if user == "admin" else hub.user_password)
+    page.click("#login_submit")
+    page.wait_for_url("**/hub/**", timeout=SLOW)
+    page.goto(f"{hub.url}/hub/spawn")
+    page.select_option("#hg-project", project)
+    page.select_option("#hg-rg", group)
+    page.fill("#hg-cpu", "0.5")
+    page.fill("#hg-mem", "512M")
+    page.get_by_role("button", name="Start").click()
+
+
+def in_lab(page, user: str) -> None:
+    """Wait for ``user``'s Lab with the hubgrid panels."""
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
+    tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+
+
+def open_lab(world, chromium, user: str, project: str, group: str = "acme-gpu",
+             viewport: dict | None = None, **context_options):  # noqa: F811
     """A browser context of ``user``: the hub's login form, the spawn form
-    (the project, 0.5 CPU, 512M), then Lab. Returns (context, page)."""
+    (the project and group, 0.5 CPU, 512M), then Lab. Returns (context, page)."""
     hub = world.hub
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    context = chromium.new_context(viewport=viewport or {"width": 1400, "height": 1000},
+                                   **context_options)
     try:
         page = context.new_page()
-        page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", user)
-        page.fill("#password_input", hub.user_password)
-        page.click("#login_submit")
-        page.wait_for_url("**/hub/**", timeout=SLOW)
-        page.goto(f"{hub.url}/hub/spawn")
-        page.select_option("#hg-project", project)
-        page.select_option("#hg-rg", "acme-gpu")
-        page.fill("#hg-cpu", "0.5")
-        page.fill("#hg-mem", "512M")
-        page.get_by_role("button", name="Start").click()
-        page.wait_for_url(f"**/user/{user}/lab**", timeout=SLOW)
-        tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
+        submit_start(page, hub, user, project, group)
+        in_lab(page, user)
     except Exception as e:
         try:
             tabs = page.eval_on_selector_all(".lm-TabBar-tab[data-id]", "els => els.map(e => e.dataset.id)")
