@@ -36,8 +36,24 @@ fi
 
 PG_PORT="$(pg_conftool -s "$PG_VERSION" "$PG_CLUSTER" show port 2>/dev/null || echo 5432)"
 
+# The suite runs several hubs side by side, each hubgrid service with its own
+# connection pool (SQLAlchemy: up to 15): Debian's 100 connections run out.
+MAX_CONNECTIONS=300
+current_max="$(pg_conftool -s "$PG_VERSION" "$PG_CLUSTER" show max_connections 2>/dev/null || echo 100)"
+restart=0
+if (( current_max < MAX_CONNECTIONS )); then
+    log "max_connections $current_max -> $MAX_CONNECTIONS"
+    pg_conftool "$PG_VERSION" "$PG_CLUSTER" set max_connections "$MAX_CONNECTIONS"
+    restart=1
+fi
+
 if pg_ctlcluster "$PG_VERSION" "$PG_CLUSTER" status >/dev/null 2>&1; then
     log "cluster $PG_VERSION/$PG_CLUSTER already running (port $PG_PORT)"
+    if (( restart )); then
+        log "restarting cluster $PG_VERSION/$PG_CLUSTER for the new max_connections"
+        pg_ctlcluster --skip-systemctl-redirect "$PG_VERSION" "$PG_CLUSTER" restart >&2 \
+            || die "pg_ctlcluster restart failed; see /var/log/postgresql/postgresql-$PG_VERSION-$PG_CLUSTER.log"
+    fi
 else
     log "starting cluster $PG_VERSION/$PG_CLUSTER (port $PG_PORT)"
     pg_ctlcluster --skip-systemctl-redirect "$PG_VERSION" "$PG_CLUSTER" start >&2 \
