@@ -2,7 +2,7 @@
 
 ``hub`` starts ``jupyterhub -f jupyterhub_config.py`` (the same config
 ``make run`` uses, with test overrides) on free loopback ports, once per
-session and database (SQLite, PostgreSQL), and stops the whole process group
+test module and database (SQLite, PostgreSQL), and stops the whole process group
 afterwards. Import the fixtures into a test module::
 
     from hub_fixtures import hub, world  # noqa: F401
@@ -51,7 +51,12 @@ def _postgres_database():
     return url.render_as_string(hide_password=False), drop
 
 
-@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+#: module scope: every test module that imports ``hub`` gets a fixture of its
+#: own (pytest registers an imported fixture per module), so a session scope
+#: kept every module's hubs running to the end of the run (dozens of hubs,
+#: their services' passes and connection pools); now each module's hubs stop
+#: when the module is done
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def hub(request, tmp_path_factory):
     require("configurable-http-proxy", shutil.which("configurable-http-proxy") is not None,
             "run `make test` (it installs it from npm)")
@@ -84,7 +89,7 @@ def _ok(r: requests.Response, *codes: int) -> dict:
     return r.json() if r.content else {}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def world(hub) -> World:
     return build_world(hub)
 
