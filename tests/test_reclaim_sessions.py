@@ -24,7 +24,7 @@ from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
 from hub_fixtures import _ok, launch_hub, require, stop_hub
-from session_fixtures import allocations, eventually, hub_log, server_of, spawn, wait_ready
+from session_fixtures import allocations, eventually, hub_log, server_of, spawn, stop_server, wait_ready
 
 IDLE_TIMEOUT = 10
 WARNING = 4
@@ -43,6 +43,10 @@ def quick_hub(tmp_path_factory):
         _ok(hub.call("POST", "resource-policies", "admin", json={
             "name": "quick", "idle_timeout": IDLE_TIMEOUT, "reclaim_warning": WARNING}), 201)
         yield hub
+        # the servers that survived (the busy one): the hub leaves them running
+        for user in hub.hub_call("GET", "users").json():
+            for name in [n for n in user.get("servers", {}) if n]:
+                stop_server(hub, user["name"], name)
     finally:
         stop_hub(hub)
 
