@@ -280,6 +280,11 @@ def run(args, work: Path, db_url: str | None) -> dict:
             finally:
                 browser.close()
         return figures
+    except SystemExit:
+        log = state / "hub.log"
+        print(f"[bench.adminui] the hub's log ends:\n{log.read_text()[-4000:] if log.exists() else ''}",
+              file=sys.stderr, flush=True)
+        raise
     finally:
         if api is not None:
             api.close()
