@@ -115,7 +115,7 @@ def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
     group, n1, n2 = cluster["group"], cluster["n1"], cluster["n2"]
     groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
     groups.get_by_label("resource group").select_option(group)
-    card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"]')
+    card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"][data-detail="loaded"]')
     card1.wait_for(timeout=SLOW)
     # gina's half GPU on n1, by name for a superadmin; exact bars
     assert "gina (globex/lab)" in card1.locator('[data-gpu="0"]').inner_text()
@@ -146,7 +146,7 @@ def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
     cluster["ids"].append(alice["id"])
     assert alice["node"] == n2
     page.locator("#jp-hubgrid-admin-groups").get_by_role("button", name="Refresh").first.click()
-    card2 = groups.locator(f'[data-node="{n2}"]')
+    card2 = groups.locator(f'[data-node="{n2}"][data-detail="loaded"]')
     card2.locator(f'.jp-hubgrid-ops-node-sessions tr[data-allocation="{alice["id"]}"]').wait_for(timeout=SLOW)
     assert card2.locator(f'.jp-hubgrid-ops-holder[data-allocation="{alice["id"]}"]').count() == 1
     assert card1.locator(f'[data-allocation="{alice["id"]}"]').count() == 0
@@ -197,7 +197,7 @@ def test_domain_admin_sees_only_acme_holders(world, chromium, cluster, admin_lab
     try:
         groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
         groups.get_by_label("resource group").select_option(group)
-        card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"]')
+        card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"][data-detail="loaded"]')
         card1.wait_for(timeout=SLOW)
         hidden = card1.locator('.jp-hubgrid-ops-holder[data-visible="false"]')
         assert hidden.first.inner_text() == "other domains: 0.5"

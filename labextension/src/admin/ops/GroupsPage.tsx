@@ -2,7 +2,7 @@
  * Resource groups and nodes (hubgrid:admin-groups): pick a group; its
  * grants (superadmins add and remove them), scheduler policy and pending
  * timeout, and each of its nodes (NodeCard: bars, drain switch, GPU map,
- * sessions), read from GET nodes/{node}/sessions.
+ * sessions), read from GET nodes/{node}/sessions once its card is drawn.
  */
 
 import { Button } from '@jupyterlab/ui-components';
@@ -122,11 +122,26 @@ export function GroupsPage(props: IAdminPageProps): JSX.Element {
   const api = React.useMemo(() => new OpsApi(props.settings), [props.settings]);
   const superadmin = props.caller.role === 'superadmin';
   const [chosen, setChosen] = React.useState('');
+  // each node's GPU holders and sessions, read after its card is drawn from
+  // GET nodes (a group of 200 nodes shows at once, its maps fill in)
+  const [details, setDetails] = React.useState<Record<string, IAdminNode>>({});
+  const generation = React.useRef(0);
   const load = async (): Promise<IGroupState> => {
     const [groups, listed] = await Promise.all([api.groups(), api.nodes()]);
     const group = groups.find(g => g.name === chosen) ?? groups[0];
-    const mine = listed.filter(n => group && n.resource_group === group.name);
-    const nodes = await Promise.all(mine.map(n => api.nodeSessions(n.name)));
+    const nodes = listed.filter(n => group && n.resource_group === group.name);
+    const mine = ++generation.current;
+    setDetails({});
+    for (const n of nodes) {
+      api.nodeSessions(n.name).then(
+        d => {
+          if (generation.current === mine) {
+            setDetails(prev => ({ ...prev, [n.name]: d }));
+          }
+        },
+        () => undefined // the card keeps GET nodes' figures; Refresh reads again
+      );
+    }
     return { groups, nodes };
   };
   const { data, error, busy, reload } = useAdminLoad(load, [api, chosen]);
@@ -161,7 +176,8 @@ export function GroupsPage(props: IAdminPageProps): JSX.Element {
           <Grants group={group} editable={superadmin} api={api} onChanged={reload} />
           <h4>Nodes</h4>
           {(data?.nodes ?? []).map(n => (
-            <NodeCard key={n.name} node={n} canDrain={superadmin} onSchedulable={setSchedulable} />
+            <NodeCard key={n.name} node={details[n.name] ?? n} canDrain={superadmin}
+              onSchedulable={setSchedulable} />
           ))}
           {data && data.nodes.length === 0 && <div>no nodes in this group</div>}
         </div>

@@ -123,7 +123,8 @@ export function NodeCard(props: INodeCardProps): JSX.Element {
   };
   return (
     <section className="jp-hubgrid-ops-node" data-node={node.name}
-      data-schedulable={String(node.schedulable)}>
+      data-schedulable={String(node.schedulable)}
+      data-detail={node.sessions === undefined ? 'pending' : 'loaded'}>
       <h4 className="jp-hubgrid-ops-node-title">
         {node.name}
         <label className="jp-hubgrid-ops-drain">
