@@ -109,12 +109,24 @@ def admin_lab(world, chromium, cluster):  # noqa: F811
         context.close()
 
 
+def all_loaded(page, group: str) -> None:
+    """Every node card of ``group`` has its GPU holders and sessions (each
+    card reads them after it is drawn)."""
+    page.wait_for_function(
+        """group => {
+            const cards = document.querySelectorAll(
+                `#jp-hubgrid-admin-groups [data-group="${group}"] [data-node]`);
+            return cards.length > 0 && [...cards].every(c => c.dataset.detail === 'loaded');
+        }""", arg=group, timeout=SLOW)
+
+
 def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
         world, cluster, admin_lab, tmp_path):  # noqa: F811
     hub, page = world.hub, admin_lab
     group, n1, n2 = cluster["group"], cluster["n1"], cluster["n2"]
     groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
     groups.get_by_label("resource group").select_option(group)
+    all_loaded(page, group)
     card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"][data-detail="loaded"]')
     card1.wait_for(timeout=SLOW)
     # gina's half GPU on n1, by name for a superadmin; exact bars
@@ -197,6 +209,7 @@ def test_domain_admin_sees_only_acme_holders(world, chromium, cluster, admin_lab
     try:
         groups = open_page(page, "Resource Groups and Nodes", "#jp-hubgrid-admin-groups")
         groups.get_by_label("resource group").select_option(group)
+        all_loaded(page, group)
         card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"][data-detail="loaded"]')
         card1.wait_for(timeout=SLOW)
         hidden = card1.locator('.jp-hubgrid-ops-holder[data-visible="false"]')
