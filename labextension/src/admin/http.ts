@@ -57,16 +57,3 @@ export async function adminDownload(
   const m = /filename="?([^";]+)"?/.exec(disposition);
   return { blob: await response.blob(), name: m ? m[1] : fallbackName };
 }
-
-/** Hand `blob` to the browser as a download named `name`. */
-export function saveBlob(blob: Blob, name: string): void {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.style.display = 'none';
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
-}

@@ -11,7 +11,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { saveBlob, StatisticsApi } from './api';
+import { saveBlob } from '../download';
+import { StatisticsApi } from './api';
 import { statisticsIcon } from './icons';
 import { Controls } from './Controls';
 import { addDays, asOfText, describePeriod, IPeriod, PeriodChoice, resolvePeriod, utcDay } from './period';

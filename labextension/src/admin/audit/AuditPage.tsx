@@ -7,7 +7,8 @@
 import * as React from 'react';
 
 import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
-import { adminCall, adminDownload, saveBlob } from '../http';
+import { saveBlob } from '../../download';
+import { adminCall, adminDownload } from '../http';
 import { auditCsvPath, auditPath, IAuditFilters, NO_AUDIT_FILTERS, OUTCOMES, pageLabel, PAGE_SIZE, previousOffset } from './query';
 
 interface IEntry {
