@@ -11,6 +11,7 @@ Nothing hub-related lives here: see ``tests/hub_fixtures.py``.
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from contextlib import contextmanager
@@ -29,6 +30,15 @@ from quota_service.core.models import Domain, Role, User
 from quota_service.core.schemas import ProjectCreate, UserCreate
 
 POSTGRES_ENV = "HUBGRID_TEST_POSTGRES_URL"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def collect_garbage_after_each_module() -> Iterator[None]:
+    """Whatever a module leaves unclosed (a socket, a file) is reported by
+    that module's last test, not by whichever test the garbage collector
+    happens to run in later (``filterwarnings = error`` makes it fail)."""
+    yield
+    gc.collect()
 
 
 def postgres_base_url() -> str:

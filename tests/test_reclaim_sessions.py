@@ -81,7 +81,12 @@ async def _run_cell(ws_url: str, token: str, code: str) -> None:
                     and msg["content"]["execution_state"] == "busy"):
                 return
     finally:
+        # wait for the server's close frame: a connection left mid-close
+        # outlives asyncio.run's loop and its socket is reported unclosed
+        # (a ResourceWarning) by whichever later test collects it
         conn.close()
+        while await asyncio.wait_for(conn.read_message(), 10) is not None:
+            pass
 
 
 def test_a_busy_kernel_with_no_browser_survives_and_an_idle_session_is_warned_then_reclaimed(quick_hub):
