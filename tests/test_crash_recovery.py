@@ -124,6 +124,9 @@ def test_after_a_hub_crash_pending_requests_of_dead_spawns_are_cancelled_not_adm
         print(f"\nthe dead spawn's request ended {done['release_reason']!r}; capacity back "
               f"{time.monotonic() - restarted_at:.1f} s after the restart began")
     finally:
+        # the hub leaves servers running when it stops: u3's would outlive the run
+        if (pid := server_pid(u3)) is not None:
+            os.kill(pid, signal.SIGTERM)
         stop_hub(hub)
 
 
