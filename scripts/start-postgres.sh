@@ -84,6 +84,10 @@ BEGIN
     END IF;
 END
 \$\$;
+-- the tests drop their databases WITH (FORCE), which also ends an autovacuum
+-- worker busy in them: that needs pg_signal_backend (else "must be a member
+-- of the role whose process is being terminated")
+GRANT pg_signal_backend TO $DB_USER;
 SQL
 
 if [[ "$(psql_admin -tA -c "SELECT 1 FROM pg_catalog.pg_database WHERE datname = '$DB_NAME'")" != 1 ]]; then
