@@ -12,8 +12,10 @@ for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
 - ada creates a user in acme; globex's users, domain and log entries are
   absent from her pages, and through her own Lab's forwarder the service
   answers 403/404 for globex's objects;
-- alice has no "hubgrid Admin" menu, and every admin call the pages make
-  answers 403 or 404 through her forwarder.
+- alice never has a "hubgrid Admin" menu, not even for an instant (a
+  MutationObserver installed before Lab loads watches the menu bar until Lab
+  is restored), and every admin call the pages make answers 403 or 404
+  through her forwarder; admin's and ada's menus list every admin page.
 
 Screenshots lab-admin-domains.png, lab-admin-policies.png, lab-admin-users.png
 and lab-admin-audit.png (into $HUBGRID_SCREENSHOTS, e.g. docs/images).
@@ -30,12 +32,39 @@ import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
-from ui_fixtures import SLOW, _ok, chromium, in_lab, screenshot, submit_start, tab  # noqa: F401
+from ui_fixtures import (SLOW, _ok, chromium, in_lab, screenshot, show_panel,  # noqa: F401
+                         submit_start, tab)
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
 
 MENU = "hubgrid Admin"
 API = "hubgrid/api/"
+#: every admin page, in the menu's order (both plugins' pages)
+PAGES = ["Users", "Domains and Projects", "Resource Policies", "Resource Groups and Nodes",
+         "Scheduler Queue", "Sessions (All)", "Images", "Access Log"]
+#: installed before any page script runs: every menu bar label ever shown (even
+#: one added and removed at once) and whether the Lab's ``GET me`` has answered
+MENU_WATCH = """(() => {
+  const labels = window.__hubgridMenuLabels = new Set();
+  window.__hubgridMeAnswered = false;
+  const note = el => { if (el && el.textContent) labels.add(el.textContent); };
+  new MutationObserver(records => {
+    for (const r of records) {
+      const at = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+      note(at && at.closest && at.closest('.lm-MenuBar-itemLabel'));
+      for (const n of r.addedNodes) {
+        if (n.nodeType !== 1) continue;
+        if (n.matches('.lm-MenuBar-itemLabel')) note(n);
+        n.querySelectorAll('.lm-MenuBar-itemLabel').forEach(note);
+      }
+    }
+  }).observe(document, {childList: true, subtree: true, characterData: true});
+  new PerformanceObserver(list => {
+    if (list.getEntries().some(e => e.name.includes('/hubgrid/api/me?') || e.name.endsWith('/hubgrid/api/me'))) {
+      window.__hubgridMeAnswered = true;
+    }
+  }).observe({type: 'resource', buffered: true});
+})();"""
 
 
 def _start(world, chromium, user: str, project: str, group: str):  # noqa: F811
@@ -44,6 +73,7 @@ def _start(world, chromium, user: str, project: str, group: str):  # noqa: F811
     hub = world.hub
     context = chromium.new_context(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
     page = context.new_page()
+    page.add_init_script(MENU_WATCH)
     try:
         submit_start(page, hub, user, project, group)
     except Exception as e:
@@ -122,6 +152,33 @@ def open_page(page, label: str, name: str):
     return frame
 
 
+def menu_items(page) -> list[str]:
+    """The labels of the hubgrid Admin menu's items (opened, then closed)."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=MENU).click()
+    items = page.locator(".lm-Menu .lm-Menu-itemLabel")
+    items.first.wait_for(timeout=SLOW)
+    labels = items.all_inner_texts()
+    page.keyboard.press("Escape")
+    return labels
+
+
+def menu_labels_seen(page) -> set[str]:
+    """Every menu bar label MENU_WATCH saw since Lab loaded."""
+    return set(page.evaluate("() => [...window.__hubgridMenuLabels]"))
+
+
+def restored_with_panels(page) -> set[str]:
+    """Wait until Lab is restored (its splash gone), the Lab's ``GET me`` has
+    answered and the Summary panel, shown, has its figures; the menu bar
+    labels MENU_WATCH saw meanwhile."""
+    show_panel(page, "jp-hubgrid-summary")
+    page.wait_for_function(
+        """() => window.__hubgridMeAnswered && !document.getElementById('jupyterlab-splash')
+               && document.querySelector('#jp-hubgrid-summary .jp-hubgrid-level')""",
+        timeout=SLOW)
+    return menu_labels_seen(page)
+
+
 def call_in_page(page, method: str, path: str, body=None, content_type="application/json") -> dict:
     """``method`` hubgrid/api/``path`` from the page, as the admin pages call
     it (the forwarder adds the server owner's credential)."""
@@ -145,6 +202,8 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
         world, admin_lab, tag, tmp_path):  # noqa: F811
     hub, page = world.hub, admin_lab
     domain, project, policy, user = f"d{tag}", f"p{tag}", f"pol{tag}", f"u{tag}"
+    assert menu_items(page) == PAGES
+    assert MENU in menu_labels_seen(page)  # the watch alice's test relies on sees the menu
 
     # a domain, then a project in it with limits: the bars show them exactly
     domains = open_page(page, "Domains and Projects", "domains")
@@ -275,6 +334,7 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
 def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag):  # noqa: F811
     hub, page = world.hub, ada_lab
     user = f"a{tag}"
+    assert menu_items(page) == PAGES
     users = open_page(page, "Users", "users")
     users.locator('tr[data-user="alice"]').wait_for(timeout=SLOW)
     form = users.locator('[data-form="create-user"]')
@@ -322,9 +382,9 @@ def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag)
 
 def test_plain_user_has_no_admin_menu_and_every_admin_call_is_refused(world, alice_lab, tag):  # noqa: F811
     page = alice_lab
-    labels = page.locator(".lm-MenuBar-itemLabel")
-    labels.filter(has_text="Help").wait_for(timeout=SLOW)
-    assert eventually(lambda: MENU not in labels.all_inner_texts(), timeout=30)
+    seen = restored_with_panels(page)
+    assert {"File", "Help"} <= seen and MENU not in seen, seen
+    assert MENU not in page.locator(".lm-MenuBar-itemLabel").all_inner_texts()
     ada_key = world.keypairs["ada"].split()[1].split(":")[0]
     calls = [
         ("GET", "users", None),

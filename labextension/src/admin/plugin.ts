@@ -1,30 +1,38 @@
 /**
  * The admin shell (`jupyterlab-hubgrid:admin`): the "hubgrid Admin" main
- * menu (declared in schema/admin.json with every admin command, the ops
- * plugin's too) and the tenancy pages' commands hubgrid:admin-users,
- * -domains, -policies and -audit. Superadmins and domain admins see them
- * (GET me once: ./role.ts); for anyone else the commands stay hidden and
- * the menu is removed. Each command opens its page in the main area, one
- * instance per page (re-activated if open).
+ * menu and the tenancy pages' commands hubgrid:admin-users, -domains,
+ * -policies and -audit. It provides IAdminMenu (./tokens.ts), to which the
+ * ops plugin adds its pages. The menu is built, with every page added so
+ * far (./pages.ts), only once `GET me` (./role.ts) says superadmin or
+ * domain admin: anyone else never has it, nor the pages in the palette,
+ * and the commands stay hidden. Each command opens its page in the main
+ * area, one instance per page (re-activated if open).
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { IMainMenu } from '@jupyterlab/mainmenu';
+import { RankedMenu } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { AuditPage } from './audit/AuditPage';
 import { DomainsPage } from './domains/DomainsPage';
 import { adminPage, IAdminPageProps } from './frame';
 import { PoliciesPage } from './policies/PoliciesPage';
+import { AdminPageList, IAdminPageItem } from './pages';
 import { adminCaller, IAdminCaller, roleOf } from './role';
+import { IAdminMenu } from './tokens';
 import { UsersPage } from './users/UsersPage';
 
-/** The admin menu's id (the contract with the ops plugin: schema/admin.json). */
+/** The admin menu: its id, label and rank in the menu bar (after Kernel 5, before Tabs 500). */
 export const ADMIN_MENU_ID = 'jp-mainmenu-hubgrid-admin';
+export const ADMIN_MENU_LABEL = 'hubgrid Admin';
+export const ADMIN_MENU_RANK = 90;
 
 interface ITenancyPage {
   command: string;
+  /** its place in the menu (the ops pages take 40-70) */
+  rank: number;
   page: string;
   label: string;
   caption: string;
@@ -34,6 +42,7 @@ interface ITenancyPage {
 export const TENANCY_PAGES: ITenancyPage[] = [
   {
     command: 'hubgrid:admin-users',
+    rank: 10,
     page: 'users',
     label: 'Users',
     caption: 'Search, create, edit and deactivate users; their keypairs; add users from a CSV file',
@@ -41,6 +50,7 @@ export const TENANCY_PAGES: ITenancyPage[] = [
   },
   {
     command: 'hubgrid:admin-domains',
+    rank: 20,
     page: 'domains',
     label: 'Domains and Projects',
     caption: 'Use per slot against the limits, members, resource groups, storage hosts, folder limits',
@@ -48,6 +58,7 @@ export const TENANCY_PAGES: ITenancyPage[] = [
   },
   {
     command: 'hubgrid:admin-policies',
+    rank: 30,
     page: 'policies',
     label: 'Resource Policies',
     caption: 'Create and edit resource policies (every limit, idle reclamation)',
@@ -55,6 +66,7 @@ export const TENANCY_PAGES: ITenancyPage[] = [
   },
   {
     command: 'hubgrid:admin-audit',
+    rank: 80,
     page: 'audit',
     label: 'Access Log',
     caption: 'Who did what, filtered and paged; export as CSV',
@@ -62,26 +74,39 @@ export const TENANCY_PAGES: ITenancyPage[] = [
   }
 ];
 
-/** Remove the admin menu (a plain user): retried until the menu is built. */
-function dropMenu(menu: IMainMenu, tries = 40): void {
-  const found = (menu as any).menus?.find?.((m: any) => m.id === ADMIN_MENU_ID || m.title?.label === 'hubgrid Admin');
-  if (found) {
-    found.dispose();
-  } else if (tries > 0) {
-    setTimeout(() => dropMenu(menu, tries - 1), 250);
-  }
+/**
+ * The "hubgrid Admin" menu, built only when `show` first has items for it
+ * (the caller is an admin); each page also goes to the command palette.
+ */
+function menuShower(app: JupyterFrontEnd, mainMenu: IMainMenu | null, palette: ICommandPalette | null) {
+  let menu: RankedMenu | null = null;
+  return (items: IAdminPageItem[]): void => {
+    if (!menu && mainMenu) {
+      menu = new RankedMenu({ commands: app.commands, rank: ADMIN_MENU_RANK });
+      menu.id = ADMIN_MENU_ID;
+      menu.title.label = ADMIN_MENU_LABEL;
+      mainMenu.addMenu(menu, true, { rank: ADMIN_MENU_RANK });
+    }
+    for (const item of items) {
+      menu?.addItem({ command: item.command, rank: item.rank });
+      palette?.addItem({ command: item.command, category: ADMIN_MENU_LABEL });
+      app.commands.notifyCommandChanged(item.command);
+    }
+  };
 }
 
-export const adminPlugin: JupyterFrontEndPlugin<void> = {
+export const adminPlugin: JupyterFrontEndPlugin<IAdminMenu> = {
   id: 'jupyterlab-hubgrid:admin',
-  description: 'hubgrid admin pages: users, domains and projects, resource policies, access log',
+  description: 'hubgrid admin pages: users, domains and projects, resource policies, access log; the admin menu',
   autoStart: true,
+  provides: IAdminMenu,
   optional: [IMainMenu, ICommandPalette],
-  activate: (app: JupyterFrontEnd, mainMenu: IMainMenu | null, palette: ICommandPalette | null) => {
+  activate: (app: JupyterFrontEnd, mainMenu: IMainMenu | null, palette: ICommandPalette | null): IAdminMenu => {
     const settings = app.serviceManager.serverSettings;
     let caller: IAdminCaller | null = null;
     const open = new Map<string, MainAreaWidget>();
     const isAdmin = () => caller !== null && roleOf(caller.role) !== null;
+    const pages = new AdminPageList(menuShower(app, mainMenu, palette));
 
     for (const p of TENANCY_PAGES) {
       app.commands.addCommand(p.command, {
@@ -103,18 +128,18 @@ export const adminPlugin: JupyterFrontEndPlugin<void> = {
           app.shell.activateById(widget.id);
         }
       });
+      pages.add({ command: p.command, rank: p.rank });
     }
 
     void adminCaller(settings).then(me => {
       caller = me;
+      for (const p of TENANCY_PAGES) {
+        app.commands.notifyCommandChanged(p.command);
+      }
       if (isAdmin()) {
-        for (const p of TENANCY_PAGES) {
-          palette?.addItem({ command: p.command, category: 'hubgrid Admin' });
-          app.commands.notifyCommandChanged(p.command);
-        }
-      } else if (mainMenu) {
-        void app.restored.then(() => dropMenu(mainMenu));
+        pages.open();
       }
     });
+    return { addPage: item => pages.add(item) };
   }
 };

@@ -1,18 +1,20 @@
 /**
  * The ops admin pages' plugin (`jupyterlab-hubgrid:admin-ops`): the commands
- * hubgrid:admin-groups, -queue, -sessions and -images, listed in the
- * "hubgrid Admin" menu (schema/admin.json, the tenancy plugin's) and the
- * command palette; visible to superadmins and domain admins only (GET me,
- * once per page load: ../role.ts). Each opens its page in the main area,
- * one instance per page (re-activated if open).
+ * hubgrid:admin-groups, -queue, -sessions and -images, added to the
+ * "hubgrid Admin" menu through the admin plugin's IAdminMenu (../tokens.ts:
+ * the menu and the palette list them for superadmins and domain admins
+ * only); the commands are visible to those only too (GET me, once per page
+ * load: ../role.ts). Each opens its page in the main area, one instance per
+ * page (re-activated if open).
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+import { MainAreaWidget } from '@jupyterlab/apputils';
 import * as React from 'react';
 
 import { adminPage } from '../frame';
 import { adminCaller, IAdminCaller, roleOf } from '../role';
+import { IAdminMenu } from '../tokens';
 import { GroupsPage } from './GroupsPage';
 import { ImagesPage } from './ImagesPage';
 import { QueuePage } from './QueuePage';
@@ -20,6 +22,8 @@ import { logWidget, SessionsPage } from './SessionsPage';
 
 interface IOpsPage {
   command: string;
+  /** its place in the admin menu (the tenancy pages take 10-30 and 80) */
+  rank: number;
   page: string;
   label: string;
   caption: string;
@@ -28,24 +32,28 @@ interface IOpsPage {
 export const OPS_PAGES: IOpsPage[] = [
   {
     command: 'hubgrid:admin-groups',
+    rank: 40,
     page: 'groups',
     label: 'Resource Groups and Nodes',
     caption: 'Each group’s nodes, grants and policy; slots, GPU maps, sessions and drain per node'
   },
   {
     command: 'hubgrid:admin-queue',
+    rank: 50,
     page: 'queue',
     label: 'Scheduler Queue',
     caption: 'Each group’s pending requests in order: priority, move, cancel'
   },
   {
     command: 'hubgrid:admin-sessions',
+    rank: 60,
     page: 'sessions',
     label: 'Sessions (All)',
     caption: 'Every session you may see: owner, project, node, resources; stop, log'
   },
   {
     command: 'hubgrid:admin-images',
+    rank: 70,
     page: 'images',
     label: 'Images',
     caption: 'The image registry: minimum resources, apps, allowed domains; rescan'
@@ -56,8 +64,8 @@ export const adminOpsPlugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyterlab-hubgrid:admin-ops',
   description: 'hubgrid admin pages: resource groups and nodes, scheduler queue, all sessions, images',
   autoStart: true,
-  optional: [ICommandPalette],
-  activate: (app: JupyterFrontEnd, palette: ICommandPalette | null) => {
+  requires: [IAdminMenu],
+  activate: (app: JupyterFrontEnd, menu: IAdminMenu) => {
     const settings = app.serviceManager.serverSettings;
     let caller: IAdminCaller | null = null;
     const open = new Map<string, MainAreaWidget>();
@@ -108,17 +116,13 @@ export const adminOpsPlugin: JupyterFrontEndPlugin<void> = {
           app.shell.activateById(widget.id);
         }
       });
+      menu.addPage({ command: p.command, rank: p.rank });
     }
 
     void adminCaller(settings).then(me => {
       caller = me;
       for (const p of OPS_PAGES) {
         app.commands.notifyCommandChanged(p.command);
-      }
-      if (isAdmin() && palette) {
-        for (const p of OPS_PAGES) {
-          palette.addItem({ command: p.command, category: 'hubgrid Admin' });
-        }
       }
     });
   }
