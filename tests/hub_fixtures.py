@@ -58,12 +58,26 @@ def _postgres_database():
 #: when the module is done
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def hub(request, tmp_path_factory):
+    yield from _running_hub(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module", name="hub")
+def sqlite_hub(tmp_path_factory):
+    """``hub`` on SQLite alone, for modules whose subject is a client of the
+    API (the CLI, the Lab server extension, the widgets), not its database:
+    the API itself runs through the hub on both databases (test_matrix,
+    test_fuzz, test_api_input, test_hub_login, test_upload_refusals) and
+    every service test on both. Import it instead of ``hub``."""
+    yield from _running_hub("sqlite", tmp_path_factory)
+
+
+def _running_hub(database: str, tmp_path_factory):
     require("configurable-http-proxy", shutil.which("configurable-http-proxy") is not None,
             "run `make test` (it installs it from npm)")
-    state = tmp_path_factory.mktemp(f"hub-{request.param}")
+    state = tmp_path_factory.mktemp(f"hub-{database}")
     drop = None
     env = {}
-    if request.param == "postgres":
+    if database == "postgres":
         env["HUBGRID_DB_URL"], drop = _postgres_database()
     try:
         hub = launch_hub(state, env)

@@ -18,7 +18,7 @@ from decimal import Decimal
 
 import psutil
 
-from hub_fixtures import _ok, hub, world  # noqa: F401
+from hub_fixtures import _ok, sqlite_hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
 
 from jupyterlab_hubgrid.cli import main

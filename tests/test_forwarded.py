@@ -20,7 +20,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from tornado.httpclient import HTTPRequest
 
-from hub_fixtures import free_port, hub, require  # noqa: F401
+from hub_fixtures import free_port, require, sqlite_hub  # noqa: F401
 from quota_service.core.forwarded import LOOPBACK, client_address, parse_networks
 from service_app import served  # noqa: F401
 from session_fixtures import eventually

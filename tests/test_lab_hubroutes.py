@@ -24,7 +24,7 @@ from tornado import web
 from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
-from hub_fixtures import hub  # noqa: F401
+from hub_fixtures import sqlite_hub  # noqa: F401
 from lab_fixtures import TOKEN, lab_server
 from session_fixtures import eventually, hub_log, server_of
 

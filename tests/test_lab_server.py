@@ -16,7 +16,7 @@ import pytest
 
 import requests
 
-from hub_fixtures import hub  # noqa: F401
+from hub_fixtures import sqlite_hub  # noqa: F401
 from jupyterlab_hubgrid.routes import forwarded_query, local_location, upstream_path
 from lab_fixtures import TOKEN, lab_server
 from service_app import served  # noqa: F401

@@ -31,7 +31,7 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient
 
 from bench.hubproc import free_port
-from hub_fixtures import hub, require, world  # noqa: F401
+from hub_fixtures import require, sqlite_hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log, server_of
 
 from jupyterlab_hubgrid import widgets
