@@ -21,9 +21,9 @@ TABLES = {
 
 
 @pytest.fixture
-def bare_engine(db_url):
+def bare_engine(empty_db_url):
     """An engine on the empty database, not migrated."""
-    e = db.make_engine(db_url)
+    e = db.make_engine(empty_db_url)
     yield e
     e.dispose()
 
