@@ -4,13 +4,15 @@ for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
 (a plain acme user), the three started side by side.
 
 - admin, from the pages: creates a domain and a project in it (its bars show
-  the limits exactly), a resource policy (first with a value the service
+  the limits exactly), edits the project's limits (a 422 next to its field,
+  then only the change sent: the bar shows the new limit), a resource policy (first with a value the service
   refuses: its 422 shows next to that field), a user in the new domain whose
   projects and policy are then set from the edit form, and adds users from a
   CSV file (one row created, one refused, each with its result); the access
   log, filtered, lists the creation and exports it as CSV;
-- ada creates a user in acme; globex's users, domain and log entries are
-  absent from her pages, and through her own Lab's forwarder the service
+- ada creates a user in acme; she may edit acme's projects but not acme
+  itself (no Edit; the service answers 403); globex's users, domain and log
+  entries are absent from her pages, and through her own Lab's forwarder the service
   answers 403/404 for globex's objects;
 - alice never has a "hubgrid Admin" menu, not even for an instant (a
   MutationObserver installed before Lab loads watches the menu bar until Lab
@@ -224,6 +226,34 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     made = _ok(hub.call("GET", f"domains/{domain}/projects/{project}", "admin"), 200)
     assert made["total_resource_slots"] == {"cpu": "4", "gpu.shares": "0.5"}
     assert made["max_concurrent_sessions"] == 2
+
+    # edit the project, prefilled: the service's 422 next to its field, then
+    # only what changed is sent, and the bar shows the new limit
+    row.locator('button[data-edit="project"]').click()
+    edit = detail.locator(f'[data-form="edit-project"][data-project="{project}"]')
+    slots = edit.locator('input[name="total_resource_slots"]')
+    slots.wait_for(timeout=SLOW)
+    assert slots.input_value() == "cpu=4, gpu.shares=0.5"
+    slots.fill("cpu=4, gpu.shares=1.5")
+    edit.locator('input[name="max_concurrent_sessions"]').fill("many")
+
+    def patched(r):
+        return f"/{API}domains/{domain}/projects/{project}?" in r.url and r.request.method == "PATCH"
+
+    with page.expect_response(patched) as answer:
+        edit.get_by_role("button", name="Save").click()
+    assert answer.value.status == 422, answer.value.text()
+    problem = edit.locator('[data-field="max_concurrent_sessions"] .jp-hubgrid-admin-field-error')
+    problem.wait_for(timeout=SLOW)
+    assert "max_concurrent_sessions" in problem.inner_text()
+    edit.locator('input[name="max_concurrent_sessions"]').fill("2")
+    with page.expect_response(patched) as answer:
+        edit.get_by_role("button", name="Save").click()
+    assert answer.value.status == 200, answer.value.text()
+    assert json.loads(answer.value.request.post_data) == {
+        "total_resource_slots": {"cpu": "4", "gpu.shares": "1.5"}}
+    row.locator('.jp-hubgrid-admin-bar-row[data-slot="gpu.shares"][data-limit="1.5"]').wait_for(timeout=SLOW)
+    assert problem.count() == 0
     screenshot(page, "lab-admin-domains.png", tmp_path)
 
     # a policy: the service's 422 shows next to the field it names
@@ -352,6 +382,10 @@ def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag)
     domains.locator('.jp-hubgrid-admin-domain[data-domain="acme"] tr[data-project="ml"]').wait_for(timeout=SLOW)
     assert domains.locator('li[data-domain]').all_inner_texts() == ["acme"]
     assert "globex" not in domains.inner_text()
+    # her projects have Edit, her domain has none, and the service refuses her that PATCH
+    assert domains.locator('tr[data-project="ml"] button[data-edit="project"]').count() == 1
+    assert domains.locator('button[data-edit="domain"]').count() == 0
+    assert call_in_page(page, "PATCH", "domains/acme", {"description": "mine"})["status"] == 403
 
     log = open_page(page, "Access Log", "audit")
     log.locator('[data-table="audit"] tbody tr').first.wait_for(timeout=SLOW)
@@ -367,6 +401,8 @@ def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag)
         ("GET", "domains/globex/projects/lab/members"): None,
         ("POST", "domains/globex/projects"): {"name": f"g{tag}"},
         ("PUT", "domains/globex/projects/lab/members/alice"): None,
+        ("PATCH", "domains/globex"): {"description": "x"},
+        ("PATCH", "domains/globex/projects/lab"): {"max_concurrent_sessions": 1},
         ("GET", "keypairs?user=gina"): None,
         ("POST", "keypairs"): {"user": "gina"},
         ("POST", "domains"): {"name": f"x{tag}"},
@@ -399,6 +435,8 @@ def test_plain_user_has_no_admin_menu_and_every_admin_call_is_refused(world, ali
         ("GET", "domains/acme/totals", None),
         ("POST", "domains", {"name": f"z{tag}"}),
         ("POST", "domains/acme/projects", {"name": f"z{tag}"}),
+        ("PATCH", "domains/acme", {"description": "x"}),
+        ("PATCH", "domains/acme/projects/ml", {"total_resource_slots": {"cpu": "1"}}),
         ("PUT", "domains/acme/projects/ml/members/ada", None),
         ("DELETE", "domains/acme/projects/ml/members/alice", None),
         ("POST", "resource-policies", {"name": f"z{tag}"}),

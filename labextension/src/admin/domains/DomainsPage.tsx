@@ -3,7 +3,7 @@
  * the chosen one its totals per slot (exact bars), users, storage hosts,
  * the resource groups it may use, and each project (bars, members, folder
  * limits); create a domain (superadmins), create a project, add and remove
- * members.
+ * members; edit the domain (superadmins) and each project (EditForm).
  */
 
 import * as React from 'react';
@@ -12,6 +12,7 @@ import { AdminFrame, ErrorBar, Field, IAdminPageProps, useAdminLoad } from '../f
 import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
 import { Bars } from './Bars';
+import { EditForm } from './EditForm';
 import { Members } from './Members';
 import { EMPTY_PROJECT, groupsFor, IDomainTotals, IGroup, IProjectDraft, projectBody } from './model';
 
@@ -91,18 +92,40 @@ function CreateProject(props: IAdminPageProps & { domain: string; onCreated: () 
   );
 }
 
-function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[] }): JSX.Element {
+function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[]; onDomainSaved: () => void }): JSX.Element {
   const path = `domains/${encodeURIComponent(props.domain)}/totals`;
   const totals = useAdminLoad(() => adminCall<IDomainTotals>(props.settings, path), [path]);
   const [open, setOpen] = React.useState<string | null>(null);
+  // the edit form shown: '' the domain's, a project's name, null none
+  const [editing, setEditing] = React.useState<string | null>(null);
+  const superadmin = props.caller.role === 'superadmin';
   const t = totals.data;
+  const { onDomainSaved, ...page } = props;
   const groups = groupsFor(props.groups, props.domain);
   return (
     <div className="jp-hubgrid-admin-domain" data-domain={props.domain}>
       {totals.error ? <ErrorBar error={totals.error} /> : null}
       {t && (
         <>
-          <h3>{`${t.domain}${t.active ? '' : ' (inactive)'}`}</h3>
+          <h3>
+            {`${t.domain}${t.active ? '' : ' (inactive)'}`}{' '}
+            {superadmin && (
+              <button className="jp-mod-styled" data-edit="domain" onClick={() => setEditing(editing === '' ? null : '')}>
+                Edit
+              </button>
+            )}
+          </h3>
+          {superadmin && editing === '' && (
+            <EditForm
+              {...page}
+              target={{ domain: props.domain }}
+              onSaved={() => {
+                void totals.reload();
+                onDomainSaved();
+              }}
+              onClose={() => setEditing(null)}
+            />
+          )}
           <p>{`${t.users} users; storage hosts: ${t.allowed_vfolder_hosts.join(', ') || 'any allowed by policy'}`}</p>
           <p data-field="resource-groups">
             {`Resource groups: ${groups.map(g => `${g.group} (${g.via})`).join(', ') || 'none granted'}`}
@@ -127,7 +150,10 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
                       <button className="jp-hubgrid-admin-link" onClick={() => setOpen(open === p.name ? null : p.name)}>
                         {p.name}
                       </button>
-                      {p.active ? '' : ' (inactive)'}
+                      {p.active ? '' : ' (inactive)'}{' '}
+                      <button className="jp-mod-styled" data-edit="project" onClick={() => setEditing(editing === p.name ? null : p.name)}>
+                        Edit
+                      </button>
                     </td>
                     <td>{p.members}</td>
                     <td>
@@ -137,10 +163,22 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
                     <td>{`${p.max_vfolder_count ?? '—'} / ${p.max_vfolder_size ?? '—'} B`}</td>
                     <td>{p.allowed_vfolder_hosts.join(', ') || '—'}</td>
                   </tr>
+                  {editing === p.name && (
+                    <tr data-edit-of={p.name}>
+                      <td colSpan={6}>
+                        <EditForm
+                          {...page}
+                          target={{ domain: props.domain, project: p.name }}
+                          onSaved={() => void totals.reload()}
+                          onClose={() => setEditing(null)}
+                        />
+                      </td>
+                    </tr>
+                  )}
                   {open === p.name && (
                     <tr data-members-of={p.name}>
                       <td colSpan={6}>
-                        <Members {...props} project={p.name} onChanged={() => void totals.reload()} />
+                        <Members {...page} project={p.name} onChanged={() => void totals.reload()} />
                       </td>
                     </tr>
                   )}
@@ -148,7 +186,7 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
               ))}
             </tbody>
           </table>
-          <CreateProject {...props} onCreated={() => void totals.reload()} />
+          <CreateProject {...page} onCreated={() => void totals.reload()} />
         </>
       )}
     </div>
@@ -195,7 +233,10 @@ export function DomainsPage(props: IAdminPageProps): JSX.Element {
           )}
         </div>
         <div className="jp-hubgrid-admin-main">
-          {current && <DomainDetail key={`${current}/${epoch}`} {...props} domain={current} groups={groups.data || []} />}
+          {current && (
+            <DomainDetail key={`${current}/${epoch}`} {...props} domain={current} groups={groups.data || []}
+              onDomainSaved={() => void domains.reload()} />
+          )}
         </div>
       </div>
     </AdminFrame>

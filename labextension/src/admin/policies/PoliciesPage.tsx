@@ -13,7 +13,8 @@ import { IPolicy, IPolicyField, POLICY_FIELDS, PolicyDraft, policyCell, policyDr
 
 const COLUMNS = ['total_resource_slots', 'max_concurrent_sessions', 'max_session_lifetime', 'idle_timeout', 'max_gpus_per_session', 'allowed_resource_groups'];
 
-function Input(props: { f: IPolicyField; value: string | boolean; onChange: (v: string | boolean) => void }): JSX.Element {
+/** One field's input (checkbox, select or text), named after its key; also the Domains page's edit forms. */
+export function Input(props: { f: IPolicyField; value: string | boolean; onChange: (v: string | boolean) => void }): JSX.Element {
   const { f } = props;
   if (f.kind === 'bool') {
     return <input type="checkbox" name={f.key} checked={props.value === true} onChange={e => props.onChange(e.target.checked)} />;

@@ -5,9 +5,11 @@
  * as the service wants them (integers as JSON numbers, amounts as decimal
  * strings); a value that is not one is sent as typed so the service's 422
  * names the field. Emptying a limit in an edit clears it (`clear`).
+ * formDraft and formChange work on any field list (the Domains page's edit
+ * forms use them too).
  */
 
-export type FieldKind = 'int' | 'amount' | 'bool' | 'slots' | 'names' | 'thresholds' | 'operator';
+export type FieldKind = 'int' | 'amount' | 'bool' | 'slots' | 'names' | 'thresholds' | 'operator' | 'text';
 
 export interface IPolicyField {
   key: string;
@@ -53,11 +55,14 @@ function mapText(value: unknown): string {
     .join(', ');
 }
 
-/** The form's values of a policy (a new policy: null). */
-export function policyDraft(p: IPolicy | null): PolicyDraft {
-  const d: PolicyDraft = { name: p ? p.name : '' };
-  for (const f of POLICY_FIELDS) {
-    const v = p ? p[f.key] : undefined;
+/**
+ * The form's text values of `obj` for `fields` (null: an empty form). Also
+ * the Domains page's edit forms (../domains/edit.ts).
+ */
+export function formDraft(fields: IPolicyField[], obj: { [key: string]: unknown } | null): PolicyDraft {
+  const d: PolicyDraft = {};
+  for (const f of fields) {
+    const v = obj ? obj[f.key] : undefined;
     switch (f.kind) {
       case 'bool':
         d[f.key] = v === true;
@@ -77,6 +82,11 @@ export function policyDraft(p: IPolicy | null): PolicyDraft {
     }
   }
   return d;
+}
+
+/** The form's values of a policy (a new policy: null). */
+export function policyDraft(p: IPolicy | null): PolicyDraft {
+  return { name: p ? p.name : '', ...formDraft(POLICY_FIELDS, p) };
 }
 
 /** "cpu=8, gpu.shares=2.5" → {cpu: "8", ...}; a part without "=" is an error. */
@@ -102,6 +112,7 @@ function fieldValue(f: IPolicyField, raw: string | boolean): { value?: unknown; 
       return { value: /^\d+$/.test(text) ? Number(text) : text };
     case 'amount':
     case 'operator':
+    case 'text':
       return { value: text };
     case 'names':
       return { value: text.split(/[,;\s]+/).filter(Boolean) };
@@ -123,28 +134,25 @@ export interface IPolicyRequest {
 }
 
 /**
- * The request of the form: POST resource-policies with every filled field
- * (a new policy), or PATCH resource-policies/{name} with what changed and
- * `clear` for the limits emptied.
+ * What the form changed in `original` (an object with `fields`' values): the
+ * PATCH body with only the changed fields, `clear` for the clearable limits
+ * emptied, and the problems found before sending, per field.
  */
-export function policyRequest(original: IPolicy | null, d: PolicyDraft): IPolicyRequest {
+export function formChange(
+  fields: IPolicyField[],
+  original: { [key: string]: unknown },
+  d: PolicyDraft
+): { body: { [k: string]: unknown }; errors: { [field: string]: string } } {
   const errors: { [field: string]: string } = {};
   const body: { [k: string]: unknown } = {};
-  const before = policyDraft(original);
+  const before = formDraft(fields, original);
   const clear: string[] = [];
-  if (!original) {
-    body.name = String(d.name).trim();
-  }
-  for (const f of POLICY_FIELDS) {
+  for (const f of fields) {
     const raw = d[f.key] ?? (f.kind === 'bool' ? false : '');
-    if (original) {
-      if (f.kind === 'bool' ? raw === before[f.key] : String(raw).trim() === String(before[f.key]).trim()) {
-        continue;
-      }
-    } else if (isEmpty(f, raw) || (f.kind === 'bool' && raw === false) || (f.kind === 'operator' && raw === 'and')) {
+    if (f.kind === 'bool' ? raw === before[f.key] : String(raw).trim() === String(before[f.key]).trim()) {
       continue;
     }
-    if (original && isEmpty(f, raw) && f.clearable) {
+    if (isEmpty(f, raw) && f.clearable) {
       clear.push(f.key);
       continue;
     }
@@ -158,9 +166,34 @@ export function policyRequest(original: IPolicy | null, d: PolicyDraft): IPolicy
   if (clear.length) {
     body.clear = clear;
   }
-  return original
-    ? { method: 'PATCH', path: `resource-policies/${encodeURIComponent(original.name)}`, body, errors }
-    : { method: 'POST', path: 'resource-policies', body, errors };
+  return { body, errors };
+}
+
+/**
+ * The request of the form: POST resource-policies with every filled field
+ * (a new policy), or PATCH resource-policies/{name} with what changed and
+ * `clear` for the limits emptied.
+ */
+export function policyRequest(original: IPolicy | null, d: PolicyDraft): IPolicyRequest {
+  if (original) {
+    const { body, errors } = formChange(POLICY_FIELDS, original, d);
+    return { method: 'PATCH', path: `resource-policies/${encodeURIComponent(original.name)}`, body, errors };
+  }
+  const errors: { [field: string]: string } = {};
+  const body: { [k: string]: unknown } = { name: String(d.name).trim() };
+  for (const f of POLICY_FIELDS) {
+    const raw = d[f.key] ?? (f.kind === 'bool' ? false : '');
+    if (isEmpty(f, raw) || (f.kind === 'bool' && raw === false) || (f.kind === 'operator' && raw === 'and')) {
+      continue;
+    }
+    const { value, error } = fieldValue(f, raw);
+    if (error) {
+      errors[f.key] = `${f.key}: ${error}`;
+    } else {
+      body[f.key] = value;
+    }
+  }
+  return { method: 'POST', path: 'resource-policies', body, errors };
 }
 
 /** A value of a policy as the table shows it ("—" for unlimited). */
