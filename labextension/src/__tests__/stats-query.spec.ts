@@ -1,6 +1,6 @@
+import { fileNameFrom } from '../download';
 import {
   csvFallbackName,
-  fileNameFrom,
   groupingsFor,
   ICaller,
   isAdmin,

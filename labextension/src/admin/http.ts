@@ -7,6 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { fileNameFrom } from '../download';
 import { API_NAMESPACE } from '../request';
 import { AdminError, errorFromBody } from './errors';
 
@@ -53,7 +54,6 @@ export async function adminDownload(
   fallbackName: string
 ): Promise<{ blob: Blob; name: string }> {
   const response = await send(settings, path, {});
-  const disposition = response.headers.get('Content-Disposition') || '';
-  const m = /filename="?([^";]+)"?/.exec(disposition);
-  return { blob: await response.blob(), name: m ? m[1] : fallbackName };
+  const name = fileNameFrom(response.headers.get('Content-Disposition'), fallbackName);
+  return { blob: await response.blob(), name };
 }

@@ -9,7 +9,8 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { getMe } from '../api';
 import { API_NAMESPACE, requestAPI } from '../request';
-import { csvFallbackName, fileNameFrom, ICaller, IUsageQuery, usagePath } from './query';
+import { fileNameFrom } from '../download';
+import { csvFallbackName, ICaller, IUsageQuery, usagePath } from './query';
 import { IUsageReport } from './types';
 
 export class StatisticsApi {

@@ -99,26 +99,3 @@ export function csvFallbackName(q: IUsageQuery): string {
   return `usage-${q.by}-${q.period.start}-${q.period.end}.csv`;
 }
 
-/**
- * The file name a Content-Disposition header gives (RFC 6266: `filename*`
- * over `filename`), stripped of any path, or `fallback`.
- */
-export function fileNameFrom(disposition: string | null, fallback: string): string {
-  let name = '';
-  if (disposition) {
-    const star = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(disposition);
-    const plain = /filename\s*=\s*"([^"]*)"/i.exec(disposition) ?? /filename\s*=\s*([^;\s]+)/i.exec(disposition);
-    if (star) {
-      try {
-        name = decodeURIComponent(star[1].trim());
-      } catch {
-        name = '';
-      }
-    }
-    if (!name && plain) {
-      name = plain[1];
-    }
-  }
-  name = name.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return name && name !== '.' && name !== '..' ? name : fallback;
-}
