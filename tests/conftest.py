@@ -153,12 +153,19 @@ def db_url(request, tmp_path) -> str:
     database emptied for this test (``reset_postgres``). ``empty_db_url``
     for a database without a schema."""
     if request.param == "sqlite":
-        path = tmp_path / "hubgrid.sqlite"
-        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
-        return f"sqlite:///{path}"
+        return request.getfixturevalue("sqlite_db_url")
     url = request.getfixturevalue("postgres_database")
     reset_postgres(url, head_revision())
     return url
+
+
+@pytest.fixture
+def sqlite_db_url(migrated_sqlite, tmp_path) -> str:
+    """``db_url``'s SQLite half alone: a module whose subject does not depend on
+    the service's database overrides ``db_url`` with it."""
+    path = tmp_path / "hubgrid.sqlite"
+    shutil.copyfile(migrated_sqlite, path)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture

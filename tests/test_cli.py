@@ -33,10 +33,10 @@ D = Decimal
 
 
 @pytest.fixture
-def db_url(tmp_path) -> str:
+def db_url(sqlite_db_url) -> str:
     """SQLite only: the command's behaviour does not depend on the service's
     database (the service's own tests run both)."""
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+    return sqlite_db_url
 
 
 @dataclass

@@ -28,10 +28,10 @@ from service_app import served  # noqa: E402,F401
 
 
 @pytest.fixture
-def db_url(tmp_path) -> str:
+def db_url(sqlite_db_url) -> str:
     """SQLite only: the client's behaviour does not depend on the service's
     database (the service's own tests run both)."""
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+    return sqlite_db_url
 
 
 D = Decimal

@@ -18,9 +18,9 @@ from service_app import served  # noqa: F401
 
 
 @pytest.fixture
-def db_url(tmp_path):
+def db_url(sqlite_db_url) -> str:
     """The reporter does not care which database the service runs on: SQLite only."""
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+    return sqlite_db_url
 
 
 def stored(served, alloc: str) -> dict | None:  # noqa: F811

@@ -25,9 +25,9 @@ from vfolder_world import Folders
 
 
 @pytest.fixture
-def db_url(tmp_path):
+def db_url(sqlite_db_url) -> str:
     """The forwarder does not care which database the service runs on: SQLite only."""
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+    return sqlite_db_url
 
 
 def keypair_of(served, user: str) -> str:  # noqa: F811

@@ -34,9 +34,9 @@ NOW = dt.datetime(2026, 11, 23, 12, 0, 0, tzinfo=dt.timezone.utc)
 
 
 @pytest.fixture
-def db_url(tmp_path) -> str:
+def db_url(sqlite_db_url) -> str:
     """SQLite only: the widgets do not depend on the service's database."""
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+    return sqlite_db_url
 
 
 # --- bars: exact labels, display-only fractions -----------------------------------------

@@ -49,8 +49,8 @@ TOKEN = "widgets-ui-token"
 
 
 @pytest.fixture
-def db_url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'hubgrid.sqlite'}"
+def db_url(sqlite_db_url) -> str:
+    return sqlite_db_url
 
 
 def keypair_env(served, user: str) -> dict:  # noqa: F811
