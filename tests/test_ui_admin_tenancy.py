@@ -380,6 +380,8 @@ def test_domain_admin_works_in_acme_and_finds_globex_absent(world, ada_lab, tag)
 
     domains = open_page(page, "Domains and Projects", "domains")
     domains.locator('.jp-hubgrid-admin-domain[data-domain="acme"] tr[data-project="ml"]').wait_for(timeout=SLOW)
+    # (her domain's detail may come before the list of domains: both are read at once)
+    domains.locator('li[data-domain]').first.wait_for(timeout=SLOW)
     assert domains.locator('li[data-domain]').all_inner_texts() == ["acme"]
     assert "globex" not in domains.inner_text()
     # her projects have Edit, her domain has none, and the service refuses her that PATCH
