@@ -16,6 +16,8 @@ n2 exists. Then, from the pages:
 - ada sees alice's holder by name, gina's share only as "other domains"
   and her pending request only as an anonymous position; "gina" appears
   nowhere on ada's pages;
+- Sessions (all) reads again by itself: a session alice starts through the
+  API while it is open shows up without a click;
 - admin stops ada's Lab server from Sessions (all): POST
   allocations/{id}/stop answers 202, the hub stops it, the allocation ends.
 
@@ -195,6 +197,11 @@ def test_queue_shows_waiting_requests_and_a_move_to_the_front_is_logged(
     sessions = open_page(page, "Sessions (All)", "#jp-hubgrid-admin-sessions")
     sessions.locator(f'tr[data-allocation="{cluster["gina"]["id"]}"]').wait_for(timeout=SLOW)
     screenshot(page, "lab-admin-sessions.png", tmp_path)
+    # the page reads again by itself while shown: a session started now shows up, no click
+    later = _ok(hub.call("POST", "allocations", "alice", json={
+        "project": "ml", "resource_group": "acme-gpu", "slots": {"cpu": "1", "mem": "1G"}}), 201)
+    cluster["ids"].append(later["id"])
+    sessions.locator(f'tr[data-allocation="{later["id"]}"]').wait_for(timeout=30_000)
     images = open_page(page, "Images", "#jp-hubgrid-admin-images")
     with page.expect_response(lambda r: _is(r, "POST", "/images/scan")) as answer:
         images.get_by_role("button", name="Rescan engines").click()

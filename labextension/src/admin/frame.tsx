@@ -7,7 +7,8 @@
  *   buttons), the error bar (never hidden: the service's message as text),
  *   then the page's body;
  * - FieldError: a 422 problem shown next to its field;
- * - useAdminLoad: load data on mount and on refresh, with busy/error;
+ * - useAdminLoad: load data on mount and on refresh, with busy/error, and
+ *   quietly (`refresh`: no busy, for a page's own polling: ./live.ts);
  * - adminPage: the MainAreaWidget of a page (one instance per page id).
  */
 
@@ -35,13 +36,15 @@ export interface IFrameProps {
   error?: unknown;
   /** The page's own toolbar items, after Refresh. */
   toolbar?: React.ReactNode;
+  /** The frame's element (a live page polls only while it is shown: ./live.ts). */
+  frameRef?: React.Ref<HTMLDivElement>;
   children?: React.ReactNode;
 }
 
 /** Title, toolbar (Refresh first) and error bar around a page's body. */
 export function AdminFrame(props: IFrameProps): JSX.Element {
   return (
-    <div className="jp-hubgrid-admin" data-page={props.page}>
+    <div className="jp-hubgrid-admin" data-page={props.page} ref={props.frameRef}>
       <div className="jp-hubgrid-admin-header">
         <h2 className="jp-hubgrid-admin-title">{props.title}</h2>
         <div className="jp-hubgrid-admin-toolbar">
@@ -101,15 +104,21 @@ export function Field(props: {
   );
 }
 
-/** `load` run on mount and by `reload`; the last answer, busy and error. */
+/**
+ * `load` run on mount and by `reload`; the last answer, busy and error.
+ * `refresh` loads quietly (no busy) and rejects when the load fails, so a
+ * poll backs off; a failed load keeps the last answer. The newest call wins.
+ */
 export function useAdminLoad<T>(load: () => Promise<T>, deps: React.DependencyList = []) {
   const [data, setData] = React.useState<T | null>(null);
   const [error, setError] = React.useState<unknown>(null);
   const [busy, setBusy] = React.useState(false);
   const seq = React.useRef(0);
-  const reload = React.useCallback(async () => {
+  const run = React.useCallback(async (quiet: boolean) => {
     const mine = ++seq.current;
-    setBusy(true);
+    if (!quiet) {
+      setBusy(true);
+    }
     try {
       const value = await load();
       if (mine === seq.current) {
@@ -120,6 +129,9 @@ export function useAdminLoad<T>(load: () => Promise<T>, deps: React.DependencyLi
       if (mine === seq.current) {
         setError(e);
       }
+      if (quiet) {
+        throw e;
+      }
     } finally {
       if (mine === seq.current) {
         setBusy(false);
@@ -127,10 +139,12 @@ export function useAdminLoad<T>(load: () => Promise<T>, deps: React.DependencyLi
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
+  const reload = React.useCallback(() => run(false), [run]);
+  const refresh = React.useCallback(() => run(true), [run]);
   React.useEffect(() => {
     void reload();
   }, [reload]);
-  return { data, error, busy, reload, setError };
+  return { data, error, busy, reload, refresh, setError };
 }
 
 /** The ReactWidget of a page component. */

@@ -3,16 +3,24 @@
  * grants (superadmins add and remove them), scheduler policy and pending
  * timeout, and each of its nodes (NodeCard: bars, drain switch, GPU map,
  * sessions), read from GET nodes/{node}/sessions once its card is drawn.
+ * Live: read again every LIVE_GROUPS ms while shown (../live.ts); a node's
+ * details are read again when its figures in GET nodes change (Refresh:
+ * all), kept until then; the settings form keeps what the admin is editing.
  */
 
 import { Button } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
+import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { grantBody, GrantKind, grantLabel, groupChange, groupForm, IGroupForm } from './grants';
+import { keepDetails, keepForm, nodesToRead } from './keep';
 import { NodeCard } from './NodeCard';
 import { IAdminGroup, IAdminNode } from './types';
+
+/** How often the page reads again while shown (ms). */
+export const LIVE_GROUPS = 10_000;
 
 interface IGroupState {
   groups: IAdminGroup[];
@@ -26,7 +34,13 @@ function GroupSettings(props: {
 }): JSX.Element {
   const [form, setForm] = React.useState<IGroupForm>(groupForm(props.group));
   const [error, setError] = React.useState<unknown>(null);
-  React.useEffect(() => setForm(groupForm(props.group)), [props.group]);
+  // what the form was filled from: a field the admin changed is kept on a new read
+  const filled = React.useRef<IGroupForm>(groupForm(props.group));
+  React.useEffect(() => {
+    const after = groupForm(props.group);
+    setForm(current => keepForm(current, filled.current, after));
+    filled.current = after;
+  }, [props.group]);
   const save = async () => {
     try {
       await props.onSave(groupChange(props.group, form));
@@ -123,36 +137,52 @@ export function GroupsPage(props: IAdminPageProps): JSX.Element {
   const superadmin = props.caller.role === 'superadmin';
   const [chosen, setChosen] = React.useState('');
   // each node's GPU holders and sessions, read after its card is drawn from
-  // GET nodes (a group of 200 nodes shows at once, its maps fill in)
+  // GET nodes (a group of 200 nodes shows at once, its maps fill in), kept
+  // until read again
   const [details, setDetails] = React.useState<Record<string, IAdminNode>>({});
+  const detailsNow = React.useRef(details);
+  detailsNow.current = details;
+  const listedBefore = React.useRef<IAdminNode[]>([]);
+  const readAll = React.useRef(true);
   const generation = React.useRef(0);
+  const frame = React.useRef<HTMLDivElement>(null);
   const load = async (): Promise<IGroupState> => {
+    const all = readAll.current;
+    readAll.current = false;
     const [groups, listed] = await Promise.all([api.groups(), api.nodes()]);
     const group = groups.find(g => g.name === chosen) ?? groups[0];
     const nodes = listed.filter(n => group && n.resource_group === group.name);
+    const stale = nodesToRead(listedBefore.current, nodes, detailsNow.current, all);
+    listedBefore.current = nodes;
     const mine = ++generation.current;
-    setDetails({});
-    for (const n of nodes) {
-      api.nodeSessions(n.name).then(
+    setDetails(prev => keepDetails(prev, nodes));
+    for (const name of stale) {
+      api.nodeSessions(name).then(
         d => {
           if (generation.current === mine) {
-            setDetails(prev => ({ ...prev, [n.name]: d }));
+            setDetails(prev => ({ ...prev, [name]: d }));
           }
         },
-        () => undefined // the card keeps GET nodes' figures; Refresh reads again
+        () => undefined // the card keeps what it showed; the next read tries again
       );
     }
     return { groups, nodes };
   };
-  const { data, error, busy, reload } = useAdminLoad(load, [api, chosen]);
+  const { data, error, busy, reload, refresh } = useAdminLoad(load, [api, chosen]);
+  useLivePoll('hubgrid:admin-groups', frame, refresh, LIVE_GROUPS);
   const group = data?.groups.find(g => g.name === chosen) ?? data?.groups[0];
   const setSchedulable = async (node: string, schedulable: boolean) => {
     await api.setSchedulable(node, schedulable);
+    // its card shows GET nodes' figures until its details are read again
+    setDetails(prev => keepDetails(prev, (data?.nodes ?? []).filter(n => n.name !== node)));
     await reload();
   };
   return (
-    <AdminFrame page="groups" title="Resource groups and nodes" onRefresh={() => void reload()}
-      busy={busy} error={error}>
+    <AdminFrame page="groups" title="Resource groups and nodes" frameRef={frame} busy={busy} error={error}
+      onRefresh={() => {
+        readAll.current = true;
+        void reload();
+      }}>
       <label className="jp-hubgrid-ops-pick">
         Resource group{' '}
         <select value={group?.name ?? ''} aria-label="resource group"

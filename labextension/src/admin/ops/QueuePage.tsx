@@ -3,7 +3,9 @@
  * the order the scheduler judges it (GET resource-groups/{g}/queue), each
  * request's reasons and numbers; change its priority, move it (to the
  * front, before or after another), cancel it. Other domains' requests a
- * domain admin may not see are anonymous positions.
+ * domain admin may not see are anonymous positions. Live: every group's
+ * queue is read again every LIVE_QUEUE ms while the page is shown
+ * (../live.ts); a priority being typed and a chosen move are kept.
  */
 
 import { Dialog, showDialog } from '@jupyterlab/apputils';
@@ -11,8 +13,10 @@ import { Button } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
+import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { shortId } from './gpumap';
+import { keepEdit, keepTarget } from './keep';
 import {
   IMoveRequest,
   IQueueRow,
@@ -24,6 +28,15 @@ import {
   queueSummary
 } from './queue';
 import { IAdminGroup, IQueue } from './types';
+
+/** How often the page reads again while shown (ms). */
+export const LIVE_QUEUE = 5_000;
+
+/** Each group the caller sees with its queue, or why it could not be read. */
+interface IQueues {
+  groups: IAdminGroup[];
+  queues: Record<string, { queue?: IQueue; error?: unknown }>;
+}
 
 interface IRowProps {
   row: IQueueRow;
@@ -38,7 +51,17 @@ function QueueRow(props: IRowProps): JSX.Element {
   const [kind, setKind] = React.useState<MoveKind>('front');
   const [target, setTarget] = React.useState('');
   const [error, setError] = React.useState<unknown>(null);
-  React.useEffect(() => setPriority(row.priority), [row.priority]);
+  // a new read keeps a priority being typed, and the chosen target while it waits
+  const filled = React.useRef(row.priority);
+  React.useEffect(() => {
+    setPriority(current => keepEdit(current, filled.current, row.priority));
+    filled.current = row.priority;
+  }, [row.priority]);
+  const targetIds = row.visible ? moveTargets(props.rows, row.id).map(t => t.id).join(' ') : '';
+  React.useEffect(() => {
+    setTarget(current => keepTarget(current, moveTargets(props.rows, row.id)));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [targetIds]);
   const run = async (f: () => Promise<void>) => {
     try {
       await f();
@@ -105,9 +128,14 @@ function QueueRow(props: IRowProps): JSX.Element {
   );
 }
 
-function GroupQueue(props: { api: OpsApi; group: IAdminGroup }): JSX.Element {
-  const { api, group } = props;
-  const { data, error, reload } = useAdminLoad<IQueue>(() => api.queue(group.name), [api, group.name]);
+function GroupQueue(props: {
+  api: OpsApi;
+  group: IAdminGroup;
+  data?: IQueue;
+  error?: unknown;
+  reload: () => Promise<void>;
+}): JSX.Element {
+  const { api, group, data, error, reload } = props;
   const rows = data ? queueRows(data) : [];
   const change = async (id: string, body: IMoveRequest) => {
     await api.changeQueued(group.name, id, body);
@@ -154,18 +182,36 @@ function GroupQueue(props: { api: OpsApi; group: IAdminGroup }): JSX.Element {
   );
 }
 
+/** Every group and its queue; fails only when nothing could be read (a poll backs off). */
+async function readQueues(api: OpsApi): Promise<IQueues> {
+  const groups = await api.groups();
+  const answers = await Promise.all(
+    groups.map(g => api.queue(g.name).then(
+      queue => ({ queue }),
+      (error: unknown) => ({ error })
+    ))
+  );
+  const queues: IQueues['queues'] = {};
+  answers.forEach((a, i) => {
+    queues[groups[i].name] = a;
+  });
+  if (answers.length && answers.every(a => 'error' in a)) {
+    throw (answers[0] as { error: unknown }).error;
+  }
+  return { groups, queues };
+}
+
 export function QueuePage(props: IAdminPageProps): JSX.Element {
   const api = React.useMemo(() => new OpsApi(props.settings), [props.settings]);
-  const [tick, setTick] = React.useState(0);
-  const { data, error, busy, reload } = useAdminLoad(() => api.groups(), [api]);
+  const frame = React.useRef<HTMLDivElement>(null);
+  const { data, error, busy, reload, refresh } = useAdminLoad(() => readQueues(api), [api]);
+  useLivePoll('hubgrid:admin-queue', frame, refresh, LIVE_QUEUE);
   return (
-    <AdminFrame page="queue" title="Scheduler" busy={busy} error={error}
-      onRefresh={() => {
-        void reload();
-        setTick(tick + 1);
-      }}>
-      {(data ?? []).map(g => (
-        <GroupQueue key={`${g.name}-${tick}`} api={api} group={g} />
+    <AdminFrame page="queue" title="Scheduler" busy={busy} error={error} frameRef={frame}
+      onRefresh={() => void reload()}>
+      {(data?.groups ?? []).map(g => (
+        <GroupQueue key={g.name} api={api} group={g} data={data?.queues[g.name]?.queue}
+          error={data?.queues[g.name]?.error} reload={reload} />
       ))}
     </AdminFrame>
   );

@@ -4,7 +4,9 @@
  * the state/user filters, the rest filtered here; owner, project, node,
  * resources; stop one (POST allocations/{id}/stop: the service stops a hub
  * server's session through the hub, as the Sessions panel stops its
- * owner's, and releases an API session) and read its log.
+ * owner's, and releases an API session) and read its log. Live: read again
+ * every LIVE_SESSIONS ms while the page is shown (../live.ts); the filters
+ * stay as typed.
  */
 
 import { Dialog, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
@@ -13,8 +15,12 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
+import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { filterSessions, ISessionFilters, NO_FILTERS, sessionRow, sessionsQuery } from './sessions';
+
+/** How often the page reads again while shown (ms). */
+export const LIVE_SESSIONS = 5_000;
 
 function FilterInput(props: {
   name: keyof ISessionFilters;
@@ -34,7 +40,9 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
   const api = React.useMemo(() => new OpsApi(props.settings), [props.settings]);
   const [filters, setFilters] = React.useState<ISessionFilters>(NO_FILTERS);
   const query = sessionsQuery(filters);
-  const { data, error, busy, reload } = useAdminLoad(() => api.allocations(query), [api, query]);
+  const { data, error, busy, reload, refresh } = useAdminLoad(() => api.allocations(query), [api, query]);
+  const frame = React.useRef<HTMLDivElement>(null);
+  useLivePoll('hubgrid:admin-sessions', frame, refresh, LIVE_SESSIONS);
   const [actionError, setActionError] = React.useState<unknown>(null);
   const rows = filterSessions(data ?? [], filters).map(sessionRow);
   const stop = async (id: string, name: string, owner: string) => {
@@ -63,7 +71,8 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
     }
   };
   return (
-    <AdminFrame page="sessions" title="Sessions (all)" onRefresh={() => void reload()} busy={busy} error={error}>
+    <AdminFrame page="sessions" title="Sessions (all)" onRefresh={() => void reload()} busy={busy} error={error}
+      frameRef={frame}>
       <div className="jp-hubgrid-ops-filters">
         <label className="jp-hubgrid-ops-filter">
           state{' '}
