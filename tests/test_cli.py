@@ -319,6 +319,30 @@ async def test_logs_follow_prints_new_output_until_the_session_ends(hubgrid):
     assert r.err == "hubgrid: session released: released by API\n"
 
 
+async def test_logs_follow_says_where_the_service_dropped_output_it_never_printed(hubgrid):
+    a = await allocate(hubgrid, "alice", cpu="1")
+    cap = hubgrid.served.svc.session_log_max_bytes
+    await write_log(hubgrid, a["id"], b"first\n")
+    out = io.StringIO()
+    follow = asyncio.create_task(hubgrid("alice", "sessions", "logs", a["id"][:8], "-f",
+                                         "--interval", "0.05", out=out))
+    for _ in range(400):
+        if "first" in out.getvalue() or follow.done():
+            break
+        await asyncio.sleep(0.05)
+    await write_log(hubgrid, a["id"], b"x" * cap + b"\nnewest\n")  # more than the log keeps
+    resp, _ = await hubgrid.served.call("DELETE", f"allocations/{a['id']}", "alice")
+    assert resp.code == 204
+    r = await asyncio.wait_for(follow, 60)
+    kept = hubgrid.served.svc.log_store.read(a["id"]).partition(b"\n")[2]
+    assert r.code == 0 and r.out == "first\n" + kept.decode()
+    assert r.out.endswith("x\nnewest\n") and r.out.count("first") == 1
+    dropped = 6 + cap + 8 - len(kept)
+    assert r.err == (f"hubgrid: {dropped - 6} bytes of output were dropped here (the service "
+                     "keeps the newest part of a long log)\n"
+                     "hubgrid: session released: released by API\n")
+
+
 # --- folders ----------------------------------------------------------------------------------
 
 async def test_folders_create_ls_upload_files_download(hubgrid, tmp_path):
@@ -501,29 +525,6 @@ def test_log_output_keeps_its_lines_and_tabs_only():
                                           (3725, "1h02m"), (93784, "1d02h"), (-3, "0s")])
 def test_durations(seconds, text):
     assert duration(seconds) == text
-
-
-MARK = "[hubgrid: older output was dropped to keep this log within 4096 bytes]\n"
-
-
-@pytest.mark.parametrize("seen,now,new", [
-    ("", "a\n", "a\n"),
-    ("a\n", "a\nb\n", "b\n"),
-    ("a\nb\n", "a\nb\n", ""),
-    # the service cut the log to its limit: the kept tail overlaps what was printed
-    ("line 1\nline 2\nline 3\n", MARK + "line 2\nline 3\nline 4\n", "line 4\n"),
-    (MARK + "x" * 300 + "y\n", MARK + "x" * 200 + "y\nz\n", "z\n"),
-    (MARK + "abc" * 200, MARK + "abc" * 150 + "abcNEW", "NEW"),
-    # a short overlap, shorter than the anchor
-    ("0123456789" * 40 + "end\n", MARK + "end\nmore\n", "more\n"),
-    # more came than the log keeps: what it kept is all new
-    ("old\n", MARK + "entirely new\n", "entirely new\n"),
-])
-def test_following_a_log_prints_each_new_byte_once_even_when_the_service_cuts_it(seen, now,
-                                                                                   new):
-    from jupyterlab_hubgrid.cli.sessions import new_output
-
-    assert new_output(seen, now) == new
 
 
 def _commands(parser, path=()) -> set[tuple[str, ...]]:

@@ -579,3 +579,14 @@ async def test_a_body_broken_off_by_the_browser_keeps_its_offset_and_resumes(lab
     folder = upload.split("/tus/")[0]
     resp, got = await lab.call("GET", f"{folder}/download?path=part.bin")
     assert resp.code == 200 and got == content
+
+
+async def test_a_log_followed_through_lab_gets_the_positions_to_go_on_from(lab, served, cluster):  # noqa: F811
+    cluster.add_group("gpu", {"node-1": ()})
+    alloc_id = cluster.submit("alice", "ml", "gpu", slots={"cpu": "1"})["id"]
+    resp, _ = await served.call("POST", f"internal/allocations/{alloc_id}/logs", "internal",
+                                body=b"one\ntwo\n")
+    assert resp.code == 200
+    resp, text = await lab.call("GET", f"hubgrid/api/allocations/{alloc_id}/logs?offset=4")
+    assert (resp.code, text) == (200, b"two\n")
+    assert (resp.headers["X-Hubgrid-Log-Start"], resp.headers["X-Hubgrid-Log-End"]) == ("4", "8")

@@ -21,6 +21,7 @@ from quota_service.core.errors import Gone, Hidden, NotFound
 from quota_service.core.models import Allocation
 from quota_service.sessions.logs import (
     Ended,
+    TRUNCATED,
     LogStore,
     appended,
     check_id,
@@ -42,9 +43,11 @@ def test_up_to_the_cap_every_byte_is_kept():
     assert appended(b"a" * 100, b"b" * (CAP - 100), CAP) == (b"a" * 100 + b"b" * (CAP - 100), False)
 
 
-def test_one_byte_over_the_cap_drops_the_oldest_and_says_so():
+def test_one_byte_over_the_cap_drops_the_oldest_and_says_how_many():
     content, truncated = appended(b"a" * 100, b"b" * (CAP - 99), CAP)
-    line = marker(CAP)
+    line = marker(CAP, 1 + len(marker(CAP, 99)))  # the line's own room is dropped too
+    assert line == b"[hubgrid: older output was dropped to keep this log within 4096 bytes " \
+                   b"(%d bytes dropped)]\n" % (1 + len(line))
     assert truncated and len(content) == CAP
     assert content.startswith(line)
     assert content[len(line):] == (b"a" * 100 + b"b" * (CAP - 99))[-(CAP - len(line)):]
@@ -53,14 +56,17 @@ def test_one_byte_over_the_cap_drops_the_oldest_and_says_so():
 def test_the_truncation_line_is_never_repeated():
     once, _ = appended(b"", b"x" * (CAP + 10), CAP)
     twice, _ = appended(once, b"y" * 10, CAP)
-    assert twice.count(marker(CAP)) == 1 and twice.startswith(marker(CAP))
+    first = 10 + len(marker(CAP, 999))  # 101: three digits
+    assert once.startswith(marker(CAP, first))
+    assert twice.count(TRUNCATED) == 1 and twice.startswith(marker(CAP, first + 10))
     assert twice.endswith(b"x" * 10 + b"y" * 10) and len(twice) == CAP
 
 
 def test_a_chunk_bigger_than_the_cap_keeps_its_own_tail():
     data = bytes(range(256)) * 40
     content, truncated = appended(b"old", data, CAP)
-    assert truncated and content == marker(CAP) + data[-(CAP - len(marker(CAP))):]
+    line = marker(CAP, 3 + len(data) - CAP + len(marker(CAP, 9999)))
+    assert truncated and content == line + data[-(CAP - len(line)):]
 
 
 @pytest.mark.parametrize("bad", ["../../etc/passwd", "x", "", "0B7E2C1E-5D8C-4C39-9A55-8E1C2F9D4A10",
@@ -92,8 +98,9 @@ def test_exactly_the_cap_is_kept_whole_and_one_more_byte_truncates(store):
     assert store.read(ID) == b"a" * (CAP - 1) + b"b"
     assert store.append(ID, b"c") == (CAP, True)
     content = store.read(ID)
-    assert len(content) == CAP and content.startswith(marker(CAP)) and content.endswith(b"bc")
-    assert content[len(marker(CAP)):] == (b"a" * (CAP - 1) + b"bc")[-(CAP - len(marker(CAP))):]
+    line = marker(CAP, 1 + len(marker(CAP, 99)))
+    assert len(content) == CAP and content.startswith(line) and content.endswith(b"bc")
+    assert content[len(line):] == (b"a" * (CAP - 1) + b"bc")[-(CAP - len(line)):]
 
 
 def test_a_rewrite_leaves_no_temporary_file(store):
@@ -184,7 +191,7 @@ def session(cluster, tmp_path):
 def test_the_owner_the_domain_admin_and_a_superadmin_read_the_log(session, reader):
     cluster, alloc_id, store = session
     with cluster.world.tx() as s:
-        assert read_log(s, cluster.principal(reader), store, alloc_id, None, 30) == b"hello\n"
+        assert read_log(s, cluster.principal(reader), store, alloc_id, None, 30).data == b"hello\n"
 
 
 @pytest.mark.parametrize("reader", ["bob", "gina", "gus"])
@@ -265,7 +272,7 @@ async def test_appending_past_the_cap_over_http_truncates(served, alice_session)
     resp, data = await served.call("POST", internal_logs(alice_session), "internal", body=b"z")
     assert data == {"size": cap, "truncated": True}
     resp, text = await served.call("GET", logs_path(alice_session), "alice")
-    assert text.startswith(marker(cap).decode()) and text.endswith("az")
+    assert text.startswith(TRUNCATED.decode()) and text.endswith("az")
 
 
 @pytest.mark.parametrize("who", [None, "alice", "root"])

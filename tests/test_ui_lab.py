@@ -202,6 +202,14 @@ def test_a_sessions_log_is_followed_searched_and_downloaded_from_the_sessions_pa
     row = panel.locator(f'.jp-hubgrid-session[data-session="{alloc["id"]}"]')
     row.wait_for(timeout=SLOW)
     page.evaluate("window.hubgridNoReload = true")
+    reads = []  # the log's reads: the first its tail, then each from where the last ended
+
+    def log_read(request) -> None:
+        if f"allocations/{alloc['id']}/logs" in request.url:
+            query = request.url.partition("/logs?")[2]  # without Lab's cache-busting number
+            reads.append("&".join(q for q in query.split("&") if "=" in q))
+
+    page.on("request", log_read)
     row.get_by_role("button", name="Log").click()
     log = page.locator(f'#jp-hubgrid-log-{alloc["id"]}')
     lines = log.locator(".jp-hubgrid-log-lines")
@@ -215,6 +223,10 @@ def test_a_sessions_log_is_followed_searched_and_downloaded_from_the_sessions_pa
     assert page.evaluate("window.hubgridNoReload") is True
     ticks = re.findall(r"tick (\d{4})", lines.inner_text())
     assert ticks == [f"{i:04d}" for i in range(1, 41)], ticks
+    page.remove_listener("request", log_read)
+    assert reads[0] == f"tail={1 << 20}" and len(reads) > 1, reads
+    offsets = [int(q.removeprefix("offset=")) for q in reads[1:]]
+    assert offsets == sorted(offsets) and offsets[-1] > 0, reads
     screenshot(page, "lab-session-log.png", tmp_path)
 
     # a search shows the one matching line, marked

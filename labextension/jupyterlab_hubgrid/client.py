@@ -86,6 +86,16 @@ def hub_api_from(api_url: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class LogPart:
+    """A read of a session's log: its text, and the positions (bytes of all
+    the output the session wrote) where that text begins and ends."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Settings:
     """Where the service is and how to authenticate, read once."""
 
@@ -278,8 +288,18 @@ class HubgridClient:
         self.request("DELETE", f"allocations/{_q(allocation_id)}")
 
     def log(self, allocation_id: str, tail: int | None = None) -> str:
-        return self.request("GET", f"allocations/{_q(allocation_id)}/logs",
-                            params={"tail": tail}) or ""
+        return self.log_part(allocation_id, tail=tail).text
+
+    def log_part(self, allocation_id: str, *, tail: int | None = None,
+                 offset: int | None = None) -> LogPart:
+        """The log (its last ``tail`` bytes), or the output from position
+        ``offset`` on; with where it begins and ends (follow with ``offset=end``)."""
+        params = {k: v for k, v in (("tail", tail), ("offset", offset)) if v is not None}
+        resp = self._send("GET", f"{self.settings.api_url}/allocations/{_q(allocation_id)}/logs",
+                          "the hubgrid service", params=params,
+                          headers={"Authorization": self.settings.authorization})
+        return LogPart(resp.text, int(resp.headers.get("X-Hubgrid-Log-Start", 0)),
+                       int(resp.headers.get("X-Hubgrid-Log-End", 0)))
 
     def images(self) -> list[dict]:
         return self.request("GET", "images")

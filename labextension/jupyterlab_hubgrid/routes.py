@@ -59,7 +59,7 @@ RESPONSE_HEADERS = (
     "Content-Disposition", "Content-Range", "Accept-Ranges", "ETag",
     "Last-Modified", "Cache-Control", "Retry-After", "Tus-Resumable", "Tus-Version",
     "Tus-Extension", "Tus-Max-Size", "Upload-Offset", "Upload-Length", "Upload-Metadata",
-    "Upload-Expires",
+    "Upload-Expires", "X-Hubgrid-Log-Start", "X-Hubgrid-Log-End",
 )
 #: answers streamed to the browser, never buffered: file downloads (any size)
 STREAMED = re.compile(r"vfolders/[^/]+/download")

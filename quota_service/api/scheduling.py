@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..scheduling import inventory, ledger, nodedesk
 from ..tenancy import policies
 from ..sessions import logs
-from ..core.errors import Hidden
+from ..core.errors import ApiError, Hidden
 from ..core.schemas import (
     AllocationCreate,
     Grant,
@@ -240,18 +240,29 @@ class AllocationHandler(APIHandler):
 
 
 class AllocationLogHandler(APIHandler):
-    """The output of a session, as the spawner sent it."""
+    """The output of a session, as the spawner sent it. Every answer says in
+    X-Hubgrid-Log-Start where its output begins (past ``offset`` when older
+    output was dropped) and in X-Hubgrid-Log-End the position after it:
+    a follower asks for ``offset`` = that end, and reads each byte once."""
 
     resource = "allocation-log"
-    queries = {"get": {"tail": "only the last N bytes"}}
+    queries = {"get": {"tail": "only the last N bytes",
+                       "offset": "only the output from this position on (a follower passes "
+                                 "the X-Hubgrid-Log-End of its last read)"}}
     produces = {"get": "text/plain; charset=utf-8"}
 
     async def get(self, allocation_id):
         """The session's log as text (410 once purged by the retention rule)."""
         self.audit_target = allocation_id
         tail = self.int_argument("tail", 0, 2**40)
+        offset = self.int_argument("offset", 0, 2**62)
+        if tail is not None and offset is not None:
+            raise ApiError("tail or offset: not both")
         store, days = self.log_store, self.log_retention_days
-        data = await self.db(lambda s: logs.read_log(s, self.principal, store, allocation_id,
-                                                     tail, days))
+        view = await self.db(lambda s: logs.read_log(s, self.principal, store, allocation_id,
+                                                     tail, days, offset))
         self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.set_header("X-Hubgrid-Log-Start", str(view.start))
+        self.set_header("X-Hubgrid-Log-End", str(view.end))
+        data = view.data
         self.finish(data.decode("utf-8", errors="replace"))

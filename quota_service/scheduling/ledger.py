@@ -457,7 +457,9 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
                        mount_paths: bool = False) -> dict:
     """End an allocation exactly once: a session that ran is released (it
     ended now, with ``exit_code`` when the spawner knows it), a pending one
-    cancelled. Releasing it again changes nothing and answers the same."""
+    cancelled. Releasing it again changes nothing and answers the same.
+    A session the reclaim pass stopped ends for the rule that stopped it,
+    whoever releases it (its spawner says only that the server stopped)."""
     if a.state in ACTIVE:
         if a.state == "allocated":
             a.state, a.ended_at, a.exit_code = "released", now, exit_code
@@ -465,7 +467,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
         else:
             a.state = "cancelled"
         a.released_at = now
-        a.release_reason = reason[:255]
+        a.release_reason = ((a.reclaim_notice or {}).get("reclaim_reason") or reason)[:255]
         s.flush()
     return allocation_model(s, a, base_url, mount_paths)
 

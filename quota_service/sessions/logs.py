@@ -7,6 +7,12 @@ temporary file and ``os.replace``, so a crash leaves the old file or the
 new one, never half of one. Bytes are stored as they come (any encoding);
 readers decode them.
 
+Positions: every byte a session ever wrote has a number, from 0, that a
+truncation never changes (the truncation line says how many bytes were
+dropped before what the file keeps). A reader that follows a log asks for
+what came after the last byte it has (``LogStore.view(offset=...)``) and
+never reads what it has already seen.
+
 ``to_purge`` decides which logs the retention rule deletes; it is pure.
 """
 
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -25,11 +32,14 @@ from sqlalchemy.orm import Session
 
 from ..scheduling import ledger
 from ..core.authz import Principal
-from ..core.errors import Gone, NotFound
+from ..core.errors import ApiError, Gone, NotFound
 from ..core.models import Allocation
 from ..core.orm import aware
 
 TRUNCATED = b"[hubgrid: older output was dropped to keep this log within "
+_DROPPED = re.compile(rb" \(([0-9]{1,20}) bytes dropped\)\]$")
+#: a truncation line is shorter than this
+HEAD_BYTES = 256
 MIN_BYTES = 4096
 
 
@@ -45,15 +55,28 @@ def check_id(alloc_id: str) -> str:
     return alloc_id
 
 
-def marker(max_bytes: int) -> bytes:
-    return TRUNCATED + str(max_bytes).encode() + b" bytes]\n"
+def marker(max_bytes: int, dropped: int) -> bytes:
+    """The line at the top of a truncated log: the cap, and how many bytes
+    of output came before the first one the file keeps."""
+    return TRUNCATED + b"%d bytes (%d bytes dropped)]\n" % (max_bytes, dropped)
+
+
+def split_marker(head: bytes) -> tuple[int, int]:
+    """(bytes dropped, length of the truncation line) of a log that starts
+    with ``head``; (0, 0) when nothing was dropped. A line without a count
+    (written before counts were kept) counts as nothing dropped."""
+    if not head.startswith(TRUNCATED):
+        return 0, 0
+    end = head.find(b"\n")
+    if end < 0:
+        return 0, 0
+    found = _DROPPED.search(head[:end])
+    return (int(found.group(1)) if found else 0), end + 1
 
 
 def without_marker(data: bytes) -> bytes:
     """The log's content without a truncation line at its top."""
-    if data.startswith(TRUNCATED):
-        return data.partition(b"\n")[2]
-    return data
+    return data[split_marker(data)[1]:]
 
 
 def appended(current: bytes, data: bytes, max_bytes: int) -> tuple[bytes, bool]:
@@ -64,9 +87,48 @@ def appended(current: bytes, data: bytes, max_bytes: int) -> tuple[bytes, bool]:
     whole = current + data
     if len(whole) <= max_bytes:
         return whole, False
-    line = marker(max_bytes)
-    keep = max_bytes - len(line)
-    return line + without_marker(whole)[-keep:], True
+    dropped, head = split_marker(current)
+    body = whole[head:]
+    line = marker(max_bytes, dropped)
+    while True:  # the count's digits change the line's length: at most twice round
+        keep = max_bytes - len(line)
+        fitted = marker(max_bytes, dropped + len(body) - keep)
+        if len(fitted) == len(line):
+            return fitted + body[-keep:], True
+        line = fitted
+
+
+def utf8_end(data: bytes) -> int:
+    """Where the last whole UTF-8 character of ``data`` ends: a character
+    cut short at the end (up to 3 bytes) is left for the next read."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # not a continuation byte: a start, or ASCII
+            need = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else \
+                4 if byte & 0xF8 == 0xF0 else 1
+            return len(data) - back if need > back else len(data)
+    return len(data)
+
+
+def utf8_start(data: bytes) -> int:
+    """Where the first whole character of ``data`` starts (a read that
+    begins inside a character skips its continuation bytes, up to 3)."""
+    for at in range(min(3, len(data))):
+        if data[at] & 0xC0 != 0x80:
+            return at
+    return min(3, len(data))
+
+
+@dataclass(frozen=True)
+class LogView:
+    """A read of a log: ``data``, and in output positions (every byte the
+    session wrote, numbered from 0) ``start``, where its output begins (the
+    first byte kept when older output was dropped) and ``end``, the position
+    after its last byte: where the next read goes on."""
+
+    data: bytes
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -109,15 +171,37 @@ class LogStore:
 
     def read(self, alloc_id: str, tail: int | None = None) -> bytes:
         """The log (its last ``tail`` bytes); empty when nothing was written."""
-        path = self.path(alloc_id)
+        return self.view(alloc_id, tail=tail).data
+
+    def view(self, alloc_id: str, *, tail: int | None = None,
+             offset: int | None = None) -> LogView:
+        """The file (or its last ``tail`` bytes, a truncation line included),
+        or with ``offset`` the output from that position on (from the first
+        byte kept, when older output was dropped). One open file, so a
+        rewrite in between is never half seen. ValueError for an offset
+        past the end."""
         try:
-            with open(path, "rb") as f:
-                if tail is not None:
-                    size = f.seek(0, os.SEEK_END)
-                    f.seek(max(size - tail, 0))
-                return f.read()
+            f = open(self.path(alloc_id), "rb")
         except FileNotFoundError:
-            return b""
+            f = None
+        if f is None:
+            if offset:
+                raise ValueError(f"offset {offset} is past the end of the log (0 bytes)")
+            return LogView(b"", 0, 0)
+        with f:
+            dropped, head = split_marker(f.read(HEAD_BYTES))
+            size = f.seek(0, os.SEEK_END)
+            end = dropped + size - head
+            if offset is None:
+                at = f.seek(max(size - tail, 0) if tail is not None else 0)
+                data = f.read()
+                return LogView(data, dropped + max(at - head, 0), dropped + f.tell() - head)
+            if offset > end:
+                raise ValueError(f"offset {offset} is past the end of the log ({end} bytes)")
+            start = max(offset, dropped)
+            f.seek(head + start - dropped)
+            data = f.read()
+            return LogView(data, start, start + len(data))
 
     def delete(self, alloc_id: str) -> bool:
         try:
@@ -164,13 +248,29 @@ def _gone(a: Allocation, retention_days: int) -> Gone:
 
 
 def read_log(s: Session, p: Principal, store: LogStore, alloc_id: str, tail: int | None,
-             retention_days: int) -> bytes:
+             retention_days: int, offset: int | None = None) -> LogView:
     """The log of an allocation the caller may see (as ``GET allocations/{id}``:
-    its owner, also through their keypairs, admins of its domain, superadmins)."""
+    its owner, also through their keypairs, admins of its domain, superadmins),
+    in whole characters (``whole_characters``)."""
     a = ledger.visible_allocation(s, p, _allocation_id(alloc_id))
     if a.log_purged_at is not None:
         raise _gone(a, retention_days)
-    return store.read(a.id, tail)
+    try:
+        view = store.view(a.id, tail=tail, offset=offset)
+    except ValueError as e:
+        raise ApiError(f"offset: {e}") from None
+    return whole_characters(view, writing=a.released_at is None)
+
+
+def whole_characters(view: LogView, writing: bool) -> LogView:
+    """A read without the pieces of characters at its edges: a start inside
+    a character (a tail, dropped output) skips to the next one; while the
+    session may still write, a character cut at the end waits for the next
+    read (its position is not passed), so a follower never splits one."""
+    first = utf8_start(view.data)
+    last = utf8_end(view.data) if writing else len(view.data)
+    last = max(last, first)
+    return LogView(view.data[first:last], view.start + first, view.end - (len(view.data) - last))
 
 
 def append_log(s: Session, store: LogStore, alloc_id: str, data: bytes,

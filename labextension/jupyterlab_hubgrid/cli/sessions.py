@@ -301,44 +301,6 @@ def positive(value: str) -> int:
     return n
 
 
-def tail_of(text: str, nbytes: int | None) -> str:
-    """The last ``nbytes`` bytes of ``text`` (a cut character is left out)."""
-    if not nbytes:
-        return text
-    return text.encode("utf-8")[-nbytes:].decode("utf-8", errors="ignore")
-
-
-#: the first line of a log the service cut to its size limit (older output dropped)
-TRUNCATED = "[hubgrid: older output was dropped"
-ANCHOR = 256
-
-
-def _body(log: str) -> str:
-    return log.partition("\n")[2] if log.startswith(TRUNCATED) else log
-
-
-def new_output(seen: str, text: str) -> str:
-    """What ``text`` (the log now) adds to ``seen`` (the log printed so far).
-
-    The log only grows, until the service keeps it within its size limit:
-    then it holds a truncation line and the newest bytes. The new output is
-    what follows the longest start of that tail which ``seen`` ends with."""
-    if text.startswith(seen):
-        return text[len(seen):]
-    old, body = _body(seen), _body(text)
-    anchor = old[-ANCHOR:]
-    end = body.rfind(anchor) if anchor else -1
-    while end >= 0:
-        overlap = end + len(anchor)
-        if old.endswith(body[:overlap]):
-            return body[overlap:]
-        end = body.rfind(anchor, 0, end + len(anchor) - 1)
-    for overlap in range(min(len(anchor) - 1, len(body)), 0, -1):  # less of it is left
-        if old.endswith(body[:overlap]):
-            return body[overlap:]
-    return body  # more came than the service keeps: all of what it kept is new
-
-
 def logs(ctx, args) -> None:
     if ctx.json and args.follow:
         raise UsageError("--follow prints the output as it comes: leave out --json")
@@ -353,16 +315,22 @@ def logs(ctx, args) -> None:
         ctx.out.write(show_text(client.log(a["id"], args.tail)))
         ctx.out.flush()
         return
-    seen, first = "", True
-    while True:
-        state = client.allocation(a["id"])
-        text = client.log(a["id"])
-        new = tail_of(text, args.tail) if first else new_output(seen, text)
-        first = False
-        if new:
-            ctx.out.write(show_text(new))
+
+    def show(text: str) -> None:
+        if text:
+            ctx.out.write(show_text(text))
             ctx.out.flush()
-        seen = text
+
+    part = client.log_part(a["id"], tail=args.tail)
+    show(part.text)
+    while True:  # each byte once: every read goes on from where the last one ended
+        state = client.allocation(a["id"])
+        offset = part.end
+        part = client.log_part(a["id"], offset=offset)  # after the state: its last words too
+        if part.start > offset:
+            ctx.note(f"hubgrid: {part.start - offset} bytes of output were dropped here "
+                     "(the service keeps the newest part of a long log)")
+        show(part.text)
         if state.get("state") not in ACTIVE:
             ended = info_text(state)
             ctx.note(f"hubgrid: session {state.get('state')}"

@@ -6,7 +6,7 @@ import {
   userOptions,
   verdictOf
 } from '../sessions/launch';
-import { logFileName, pieces, plainLog, searchLog } from '../sessions/log';
+import { gapLine, logFileName, pieces, plainLog, searchLog, withPart } from '../sessions/log';
 import {
   diffSessions,
   duration,
@@ -299,6 +299,34 @@ describe('the log', () => {
     expect(searchLog('a.b\naxb', '.').shown).toBe(1); // no regular expression
     expect(searchLog('', '').total).toBe(0);
     expect(searchLog('x\ny', '').shown).toBe(2);
+  });
+
+  it('goes on from where the last read ended, each byte once', () => {
+    const first = withPart(null, { text: 'one\ntw', start: 0, end: 6 }, null, 100);
+    expect(first).toEqual({ raw: 'one\ntw', end: 6, cutLines: 0 });
+    const next = withPart(first, { text: 'o\n', start: 6, end: 8 }, 6, 100);
+    expect(next).toEqual({ raw: 'one\ntwo\n', end: 8, cutLines: 0 });
+    expect(withPart(next, { text: '', start: 8, end: 8 }, 8, 100)).toEqual(next);
+  });
+
+  it('says where output was dropped before it could be read', () => {
+    const buffer = { raw: 'one\npart', end: 8, cutLines: 0 };
+    const after = withPart(buffer, { text: 'newest\n', start: 5008, end: 5015 }, 8, 1000);
+    expect(after.raw).toBe('one\npart\n' + gapLine(5000) + 'newest\n');
+    expect(gapLine(5000)).toContain('5000 bytes of output were dropped here');
+    expect(after.end).toBe(5015);
+    // a first read (a tail) starts wherever the log is kept: no gap line
+    expect(withPart(null, { text: 'x', start: 5000, end: 5001 }, null, 10).raw).toBe('x');
+  });
+
+  it('keeps the newest whole lines within its size and numbers on', () => {
+    const buffer = withPart(null, { text: 'l1\nl2\r\nl3\rl4\nl5\n', start: 0, end: 18 }, null, 8);
+    expect(buffer.raw).toBe('l5\n'); // "l3\rl4" is two lines shown
+    expect(buffer.cutLines).toBe(4);
+    const v = searchLog(plainLog(buffer.raw), '', buffer.cutLines);
+    expect(v.lines.map(l => [l.n, l.text])).toEqual([[5, 'l5']]);
+    const longLine = withPart(null, { text: 'x'.repeat(20), start: 0, end: 20 }, null, 8);
+    expect([longLine.raw, longLine.cutLines]).toEqual(['x'.repeat(8), 0]);
   });
 
   it('keeps markup as text', () => {

@@ -13,11 +13,13 @@ import * as React from 'react';
 import { IAllocation } from '../summary/types';
 import { HubgridApi } from './api';
 import { sessionsIcon } from './icons';
-import { logFileName, pieces, plainLog, searchLog } from './log';
+import { ILogBuffer, logFileName, pieces, plainLog, searchLog, withPart } from './log';
 import { ACTIVE, sessionRow } from './model';
 
-/** at most this much of the log's end is read (the whole log is downloadable) */
+/** at most this much of the log's end is read first (the whole log is downloadable) */
 const TAIL = 1 << 20;
+/** the view keeps at most this many characters of the newest output it followed */
+const KEEP = 4 << 20;
 
 class LogContent extends ReactWidget {
   constructor(
@@ -30,13 +32,18 @@ class LogContent extends ReactWidget {
       name: `hubgrid:log:${session.id}`,
       factory: () => this.load(),
       frequency: { interval: 2000, backoff: true, max: 30000 },
-      standby: () => document.hidden || !this.follow || !ACTIVE.includes(this.session.state)
+      standby: () => document.hidden || !this.follow || !ACTIVE.includes(this.session.state),
+      auto: false
     });
-    this.reload(); // also when it ended, and the poll stands by
+    // the first read also when it ended (the poll stands by), then the poll goes on from it
+    this.load()
+      .catch(() => undefined) // the error is shown
+      .finally(() => void this.poll.start());
   }
 
-  /** Read now, whatever the poll does. */
+  /** Read it all again (its last TAIL bytes), whatever the poll does. */
   private reload(): void {
+    this.buffer = null;
     this.load().catch(() => undefined); // the error is shown
   }
 
@@ -45,16 +52,19 @@ class LogContent extends ReactWidget {
     super.dispose();
   }
 
+  /** The session's state, then what its log has after what is shown (its last words too, once it ended). */
   private async load(): Promise<void> {
+    const before = this.buffer;
+    const asked = before ? before.end : null;
     try {
-      const [session, text] = await Promise.all([
-        this.api.allocations(undefined, this.session.user).then(
-          all => all.find(a => a.id === this.session.id) ?? this.session
-        ),
-        this.api.log(this.session.id, TAIL)
-      ]);
+      const session = await this.api.allocation(this.session.id);
+      const part = await this.api.logPart(this.session.id, asked === null ? { tail: TAIL } : { offset: asked });
+      if (this.buffer !== before) {
+        return; // another read went on meanwhile: its text holds this one's
+      }
       this.session = session;
-      this.text = plainLog(text);
+      this.buffer = withPart(before, part, asked, KEEP);
+      this.text = plainLog(this.buffer.raw);
       this.error = '';
     } catch (e) {
       this.error = (e as Error).message;
@@ -95,7 +105,7 @@ class LogContent extends ReactWidget {
 
   protected render(): JSX.Element {
     const row = sessionRow(this.session, Date.now());
-    const view = searchLog(this.text, this.query);
+    const view = searchLog(this.text, this.query, this.buffer?.cutLines ?? 0);
     return (
       <div className="jp-hubgrid-log-view">
         <div className="jp-hubgrid-log-bar">
@@ -139,6 +149,7 @@ class LogContent extends ReactWidget {
   }
 
   private readonly poll: Poll;
+  private buffer: ILogBuffer | null = null;
   private text = '';
   private query = '';
   private follow = true;

@@ -17,6 +17,7 @@ import {
   IPolicyModel
 } from '../summary/types';
 import { IDryRun } from './launch';
+import { ILogPart } from './log';
 import { IKeepAnswer } from './reclaim';
 
 /** A refusal, with its HTTP status (0: no answer) and reason, if any. */
@@ -149,11 +150,32 @@ export class HubgridApi {
     return json(this.settings, API + `allocations/${enc(id)}/keep`, post({}));
   }
 
+  /** One allocation I may see. */
+  allocation(id: string): Promise<IAllocation> {
+    return json(this.settings, API + `allocations/${enc(id)}`);
+  }
+
   /** The session's log as text (the last `tail` bytes). */
   async log(id: string, tail?: number): Promise<string> {
-    const qs = tail ? `?tail=${tail}` : '';
-    const response = await send(this.settings, API + `allocations/${enc(id)}/logs${qs}`);
-    return response.text();
+    return (await this.logPart(id, tail ? { tail } : {})).text;
+  }
+
+  /** The log (its last `tail` bytes), or its output from position `offset` on, with where it begins and ends. */
+  async logPart(id: string, at: { tail?: number; offset?: number }): Promise<ILogPart> {
+    const q = new URLSearchParams();
+    if (at.tail !== undefined) {
+      q.set('tail', String(at.tail));
+    }
+    if (at.offset !== undefined) {
+      q.set('offset', String(at.offset));
+    }
+    const qs = q.toString();
+    const response = await send(this.settings, API + `allocations/${enc(id)}/logs${qs ? `?${qs}` : ''}`);
+    return {
+      text: await response.text(),
+      start: Number(response.headers.get('X-Hubgrid-Log-Start') ?? 0),
+      end: Number(response.headers.get('X-Hubgrid-Log-End') ?? 0)
+    };
   }
 
   /** Start my named server with these user_options: true when it is up (201). */

@@ -1,6 +1,8 @@
 /**
- * A session's log as data (pure): terminal escapes taken out, the lines
- * that match a search, and a file name to download it under.
+ * A session's log as data (pure): what the view holds as it follows the
+ * log (each read goes on from the position where the last one ended),
+ * terminal escapes taken out, the lines that match a search, and a file
+ * name to download it under.
  */
 
 // CSI sequences (colours, cursor moves), OSC sequences (titles, links), and
@@ -14,6 +16,49 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 /** The log as plain text: escapes removed, \r\n as \n, other controls dropped. */
 export function plainLog(text: string): string {
   return text.replace(ANSI, '').replace(/\r\n?/g, '\n').replace(CONTROL, '');
+}
+
+/** A read of the log: its text and where it begins and ends (bytes of all the session's output). */
+export interface ILogPart {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** What the log view holds: the newest output read so far (raw: escapes are taken out when shown). */
+export interface ILogBuffer {
+  raw: string;
+  /** where the next read goes on */
+  end: number;
+  /** whole lines cut from its front to keep it within its size (the numbering goes on) */
+  cutLines: number;
+}
+
+/** The line shown where output was dropped before this view could read it. */
+export function gapLine(bytes: number): string {
+  return `[hubgrid: ${bytes} bytes of output were dropped here: the service keeps the newest part of a long log]\n`;
+}
+
+/**
+ * The buffer after a read: `part` follows on (it was asked from `asked`,
+ * null for the first read); a start past `asked` means output was dropped
+ * in between, and a line says how much. Past `max` characters, whole lines
+ * are cut from the front.
+ */
+export function withPart(buffer: ILogBuffer | null, part: ILogPart, asked: number | null, max: number): ILogBuffer {
+  let raw = buffer?.raw ?? '';
+  if (asked !== null && part.start > asked) {
+    raw += (raw && !raw.endsWith('\n') ? '\n' : '') + gapLine(part.start - asked);
+  }
+  raw += part.text;
+  let cutLines = buffer?.cutLines ?? 0;
+  if (raw.length > max) {
+    const newline = raw.indexOf('\n', raw.length - max);
+    const cut = newline < 0 ? raw.length - max : newline + 1;
+    cutLines += plainLog(raw.slice(0, cut)).split('\n').length - 1;
+    raw = raw.slice(cut);
+  }
+  return { raw, end: part.end, cutLines };
 }
 
 export interface ILogLine {
@@ -35,16 +80,17 @@ export interface ILogView {
 
 /**
  * The lines to show: every line, or with a query (case-insensitive, plain
- * text, no regular expression) only those that contain it, with where.
+ * text, no regular expression) only those that contain it, with where;
+ * numbered from `firstLine` + 1.
  */
-export function searchLog(text: string, query: string): ILogView {
+export function searchLog(text: string, query: string, firstLine = 0): ILogView {
   const all = text.length ? text.replace(/\n$/, '').split('\n') : [];
   const q = query.toLowerCase();
   const lines: ILogLine[] = [];
   let matchCount = 0;
   all.forEach((line, i) => {
     if (!q) {
-      lines.push({ n: i + 1, text: line, matches: [] });
+      lines.push({ n: firstLine + i + 1, text: line, matches: [] });
       return;
     }
     const lower = line.toLowerCase();
@@ -54,7 +100,7 @@ export function searchLog(text: string, query: string): ILogView {
     }
     if (matches.length) {
       matchCount += matches.length;
-      lines.push({ n: i + 1, text: line, matches });
+      lines.push({ n: firstLine + i + 1, text: line, matches });
     }
   });
   return { lines, shown: lines.length, total: all.length, matchCount };

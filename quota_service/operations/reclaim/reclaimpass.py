@@ -136,7 +136,6 @@ class Reclaimer:
 
     def _candidates(self, default_warning: int, now: dt.datetime):
         with db.transaction(self.factory) as s:
-            store.settle(s, now)
             return store.candidates(s, default_warning)
 
     def _apply(self, decisions, now: dt.datetime, report: PassReport) -> list[dict]:
@@ -180,13 +179,7 @@ class Reclaimer:
                            target=item["id"],
                            detail=f"{item['reason']} | numbers: {item['numbers']}")
         await asyncio.to_thread(audit.record, self.factory, rec, now)
-        if item["origin"] == "hub":
-            await asyncio.to_thread(self._settle, now)
 
     def _record(self, item: dict, now: dt.datetime) -> None:
         with db.transaction(self.factory) as s:
             store.record_reclaimed(s, item["id"], item["rule"], now, item["details"])
-
-    def _settle(self, now: dt.datetime) -> None:
-        with db.transaction(self.factory) as s:
-            store.settle(s, now)

@@ -21,9 +21,6 @@ from ...core.orm import aware, iso
 from ...scheduling import ledger
 from . import rules
 
-#: a released allocation's reason is settled (a hub server reclaimed) this long after
-SETTLE_WINDOW = dt.timedelta(hours=1)
-
 
 def settings_of(pol: ResourcePolicy | None, default_warning: int) -> rules.Settings:
     """A policy's reclaim settings (no policy: no rule)."""
@@ -173,20 +170,6 @@ def record_reclaimed(s: Session, alloc_id: str, rule: str, now: dt.datetime,
     _event(s, a, "reclaimed", rule, now, details)
     a.reclaim_notice = dict(notice, recorded=True)
     return True
-
-
-def settle(s: Session, now: dt.datetime) -> list[str]:
-    """Reclaimed hub servers: once their spawner released them (with its own
-    reason, "the server stopped"), the allocation names the rule instead."""
-    done = []
-    rows = s.scalars(select(Allocation).where(Allocation.state == "released",
-                                              Allocation.released_at >= now - SETTLE_WINDOW))
-    for a in rows:
-        reason = (a.reclaim_notice or {}).get("reclaim_reason")
-        if reason and a.release_reason != reason:
-            a.release_reason = reason
-            done.append(a.id)
-    return done
 
 
 # --- the owner's verbs --------------------------------------------------------
