@@ -23,6 +23,7 @@ from quota_service.sessions.logs import (
     utf8_start,
     whole_characters,
 )
+from log_fixtures import alice_session, internal_logs, logs_path  # noqa: F401
 from service_app import served  # noqa: F401
 
 CAP = 4096
@@ -129,20 +130,6 @@ def test_an_offset_past_the_end_is_refused(store, written, offset):
 
 
 # ---------------------------------------------------------------- over HTTP
-
-def logs_path(alloc_id: str, query: str = "") -> str:
-    return f"allocations/{alloc_id}/logs{query}"
-
-
-def internal_logs(alloc_id: str) -> str:
-    return f"internal/allocations/{alloc_id}/logs"
-
-
-@pytest.fixture
-def alice_session(cluster):
-    cluster.add_group("gpu", {"node-1": ()})
-    return cluster.submit("alice", "ml", "gpu", slots={"cpu": "1"})["id"]
-
 
 async def read(served, alloc_id, query, user="alice"):  # noqa: F811
     resp, text = await served.call("GET", logs_path(alloc_id, query), user)

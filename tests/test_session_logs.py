@@ -29,6 +29,7 @@ from quota_service.sessions.logs import (
     read_log,
     to_purge,
 )
+from log_fixtures import alice_session, internal_logs, logs_path  # noqa: F401
 from service_app import served  # noqa: F401
 
 CAP = 4096
@@ -220,20 +221,6 @@ def test_a_purged_log_is_gone_and_says_since_when(session):
 
 
 # ---------------------------------------------------------------- over HTTP
-
-def logs_path(alloc_id: str) -> str:
-    return f"allocations/{alloc_id}/logs"
-
-
-def internal_logs(alloc_id: str) -> str:
-    return f"internal/allocations/{alloc_id}/logs"
-
-
-@pytest.fixture
-def alice_session(cluster):
-    cluster.add_group("gpu", {"node-1": ()})
-    return cluster.submit("alice", "ml", "gpu", slots={"cpu": "1"})["id"]
-
 
 async def test_the_hub_appends_and_the_owner_reads_text(served, alice_session):  # noqa: F811
     raw = "naïve ✓\n".encode() + b"\xff broken\n"
