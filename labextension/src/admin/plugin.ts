@@ -17,11 +17,11 @@ import * as React from 'react';
 
 import { AuditPage } from './audit/AuditPage';
 import { DomainsPage } from './domains/DomainsPage';
-import { adminPage, IAdminPageProps } from './frame';
+import { adminPage } from './frame';
 import { PoliciesPage } from './policies/PoliciesPage';
 import { AdminPageList, IAdminPageItem } from './pages';
 import { adminCaller, IAdminCaller, roleOf } from './role';
-import { IAdminMenu } from './tokens';
+import { IAdminMenu, IAdminPage } from './tokens';
 import { UsersPage } from './users/UsersPage';
 
 /** The admin menu: its id, label and rank in the menu bar (after Kernel 5, before Tabs 500). */
@@ -29,17 +29,8 @@ export const ADMIN_MENU_ID = 'jp-mainmenu-hubgrid-admin';
 export const ADMIN_MENU_LABEL = 'hubgrid Admin';
 export const ADMIN_MENU_RANK = 90;
 
-interface ITenancyPage {
-  command: string;
-  /** its place in the menu (the ops pages take 40-70) */
-  rank: number;
-  page: string;
-  label: string;
-  caption: string;
-  render: (props: IAdminPageProps) => JSX.Element;
-}
-
-export const TENANCY_PAGES: ITenancyPage[] = [
+/** The tenancy pages (ranks 10-30 and 80: the ops pages take 40-70). */
+export const TENANCY_PAGES: IAdminPage[] = [
   {
     command: 'hubgrid:admin-users',
     rank: 10,
@@ -108,7 +99,10 @@ export const adminPlugin: JupyterFrontEndPlugin<IAdminMenu> = {
     const isAdmin = () => caller !== null && roleOf(caller.role) !== null;
     const pages = new AdminPageList(menuShower(app, mainMenu, palette));
 
-    for (const p of TENANCY_PAGES) {
+    const addPage = (p: IAdminPage): void => {
+      if (app.commands.hasCommand(p.command)) {
+        return;
+      }
       app.commands.addCommand(p.command, {
         label: p.label,
         caption: p.caption,
@@ -129,17 +123,16 @@ export const adminPlugin: JupyterFrontEndPlugin<IAdminMenu> = {
         }
       });
       pages.add({ command: p.command, rank: p.rank });
-    }
+    };
+    TENANCY_PAGES.forEach(addPage);
 
     void adminCaller(settings).then(me => {
       caller = me;
-      for (const p of TENANCY_PAGES) {
-        app.commands.notifyCommandChanged(p.command);
-      }
+      app.commands.notifyCommandChanged();
       if (isAdmin()) {
         pages.open();
       }
     });
-    return { addPage: item => pages.add(item) };
+    return { addPage };
   }
 };

@@ -1,35 +1,24 @@
 /**
- * The ops admin pages' plugin (`jupyterlab-hubgrid:admin-ops`): the commands
+ * The ops admin pages' plugin (`jupyterlab-hubgrid:admin-ops`): the pages
  * hubgrid:admin-groups, -queue, -sessions and -images, added to the
- * "hubgrid Admin" menu through the admin plugin's IAdminMenu (../tokens.ts:
- * the menu and the palette list them for superadmins and domain admins
- * only); the commands are visible to those only too (GET me, once per page
- * load: ../role.ts). Each opens its page in the main area, one instance per
- * page (re-activated if open).
+ * "hubgrid Admin" menu through the admin plugin's IAdminMenu (../tokens.ts),
+ * which makes their commands (visible to superadmins and domain admins
+ * only) and opens each in the main area, one instance per page. The
+ * Sessions page's logs open here, one tab per session.
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { MainAreaWidget } from '@jupyterlab/apputils';
 import * as React from 'react';
 
-import { adminPage } from '../frame';
-import { adminCaller, IAdminCaller, roleOf } from '../role';
-import { IAdminMenu } from '../tokens';
+import { IAdminMenu, IAdminPage } from '../tokens';
 import { GroupsPage } from './GroupsPage';
 import { ImagesPage } from './ImagesPage';
 import { QueuePage } from './QueuePage';
 import { logWidget, SessionsPage } from './SessionsPage';
 
-interface IOpsPage {
-  command: string;
-  /** its place in the admin menu (the tenancy pages take 10-30 and 80) */
-  rank: number;
-  page: string;
-  label: string;
-  caption: string;
-}
-
-export const OPS_PAGES: IOpsPage[] = [
+/** The ops pages, without what they show (ranks 40-70: the tenancy pages take 10-30 and 80). */
+export const OPS_PAGES: Array<Omit<IAdminPage, 'render'>> = [
   {
     command: 'hubgrid:admin-groups',
     rank: 40,
@@ -66,64 +55,22 @@ export const adminOpsPlugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [IAdminMenu],
   activate: (app: JupyterFrontEnd, menu: IAdminMenu) => {
-    const settings = app.serviceManager.serverSettings;
-    let caller: IAdminCaller | null = null;
-    const open = new Map<string, MainAreaWidget>();
-    const isAdmin = () => caller !== null && roleOf(caller.role) !== null;
-
+    const logs = new Map<string, MainAreaWidget>();
     const openLog = (id: string, text: string) => {
       const widget = logWidget(id, text);
-      const old = open.get(widget.id);
-      if (old && !old.isDisposed) {
-        old.dispose();
-      }
-      open.set(widget.id, widget);
+      logs.get(widget.id)?.dispose();
+      logs.set(widget.id, widget);
       app.shell.add(widget, 'main');
       app.shell.activateById(widget.id);
     };
-
-    const make = (page: string, who: IAdminCaller): JSX.Element => {
-      const props = { settings, caller: who };
-      switch (page) {
-        case 'groups':
-          return React.createElement(GroupsPage, props);
-        case 'queue':
-          return React.createElement(QueuePage, props);
-        case 'sessions':
-          return React.createElement(SessionsPage, { ...props, openLog });
-        default:
-          return React.createElement(ImagesPage, props);
-      }
+    const render: Record<string, IAdminPage['render']> = {
+      groups: props => React.createElement(GroupsPage, props),
+      queue: props => React.createElement(QueuePage, props),
+      sessions: props => React.createElement(SessionsPage, { ...props, openLog }),
+      images: props => React.createElement(ImagesPage, props)
     };
-
     for (const p of OPS_PAGES) {
-      app.commands.addCommand(p.command, {
-        label: p.label,
-        caption: p.caption,
-        isVisible: isAdmin,
-        isEnabled: isAdmin,
-        execute: () => {
-          if (!caller || !isAdmin()) {
-            return;
-          }
-          const who = caller;
-          let widget = open.get(p.page);
-          if (!widget || widget.isDisposed) {
-            widget = adminPage(p.page, p.label, undefined, () => make(p.page, who));
-            open.set(p.page, widget);
-            app.shell.add(widget, 'main');
-          }
-          app.shell.activateById(widget.id);
-        }
-      });
-      menu.addPage({ command: p.command, rank: p.rank });
+      menu.addPage({ ...p, render: render[p.page] });
     }
-
-    void adminCaller(settings).then(me => {
-      caller = me;
-      for (const p of OPS_PAGES) {
-        app.commands.notifyCommandChanged(p.command);
-      }
-    });
   }
 };
