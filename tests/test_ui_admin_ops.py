@@ -36,7 +36,7 @@ import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
 from session_fixtures import eventually, server_of
-from ui_fixtures import SLOW, _ok, chromium, open_lab, screenshot, tab  # noqa: F401
+from ui_fixtures import SLOW, _ok, chromium, open_lab, screenshot, stop_servers, tab  # noqa: F401
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
 
@@ -47,19 +47,6 @@ def _lab(world, chromium, user: str, project: str, group: str):  # noqa: F811
     """``user``'s browser context in Lab, the server started in ``project`` on ``group``."""
     return open_lab(world, chromium, user, project, group,
                     viewport={"width": 1500, "height": 1100})
-
-
-def _stop_servers(hub, users) -> None:
-    """Stop every server of ``users``: all asked first, then waited for."""
-    asked = []
-    for user in users:
-        r = hub.hub_call("GET", f"users/{user}")
-        for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
-            path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
-            hub.hub_call("DELETE", path)
-            asked.append((user, name))
-    for user, name in asked:
-        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
 
 
 def _is(response, method: str, path: str) -> bool:
@@ -99,7 +86,7 @@ def cluster(world):  # noqa: F811
     finally:
         for alloc_id in made["ids"]:
             hub.call("DELETE", f"allocations/{alloc_id}", "admin")
-        _stop_servers(hub, ("admin", "ada"))
+        stop_servers(hub, ("admin", "ada"))
 
 
 @pytest.fixture(scope="module")

@@ -33,8 +33,8 @@ from pathlib import Path
 import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
-from session_fixtures import eventually, hub_log, server_of
-from ui_fixtures import (SLOW, _ok, chromium, in_lab, screenshot, show_panel,  # noqa: F401
+from session_fixtures import eventually, hub_log
+from ui_fixtures import (SLOW, _ok, chromium, in_lab, screenshot, show_panel, stop_servers,  # noqa: F401
                          submit_start, tab)
 
 pytestmark = [pytest.mark.hub, pytest.mark.parametrize("hub", ["sqlite"], indirect=True)]
@@ -91,18 +91,6 @@ def _in_lab(world, user: str, page) -> None:
         pytest.fail(f"{user} did not get to Lab: {e}\n{hub_log(world.hub)}")
 
 
-def _stop_servers(hub, users) -> None:
-    stopping = []
-    for user in users:
-        r = hub.hub_call("GET", f"users/{user}")
-        for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
-            path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
-            hub.hub_call("DELETE", path)
-            stopping.append((user, name))
-    for user, name in stopping:
-        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
-
-
 @pytest.fixture(scope="module")
 def tag():
     return uuid.uuid4().hex[:6]
@@ -127,7 +115,7 @@ def labs(world, chromium, tag):  # noqa: F811
     finally:
         for context, _ in started.values():
             context.close()
-        _stop_servers(hub, wanted)
+        stop_servers(hub, wanted)
 
 
 @pytest.fixture(scope="module")

@@ -163,6 +163,19 @@ def lab_b(world, chromium, people):  # noqa: F811
     yield from user_lab(world, chromium, people["b"], people["project"])
 
 
+def stop_servers(hub, users) -> None:
+    """Stop every server of ``users``: all asked first, then waited for."""
+    asked = []
+    for user in users:
+        r = hub.hub_call("GET", f"users/{user}")
+        for name in (r.json().get("servers", {}) if r.status_code == 200 else {}):
+            path = f"users/{user}/server" if name == "" else f"users/{user}/servers/{name}"
+            hub.hub_call("DELETE", path)
+            asked.append((user, name))
+    for user, name in asked:
+        eventually(lambda: server_of(hub, user, name) is None, timeout=60)
+
+
 def tab(page, panel_id: str):
     """The left sidebar's tab of a panel (Lumino writes the widget id as data-id)."""
     return page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{panel_id}"]')

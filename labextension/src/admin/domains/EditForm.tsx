@@ -7,11 +7,11 @@
 
 import * as React from 'react';
 
-import { ErrorBar, Field, FieldError, IAdminPageProps, useAdminLoad } from '../frame';
+import { ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
 import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
 import { PolicyDraft } from '../policies/form';
-import { Input } from '../policies/PoliciesPage';
+import { FormFields } from '../policies/FormFields';
 import { editDraft, editFields, editPath, editRequest, IEditTarget } from './edit';
 
 type Thing = { [key: string]: unknown };
@@ -72,14 +72,7 @@ export function EditForm(props: IAdminPageProps & { target: IEditTarget; onSaved
     >
       <h3>{`Edit ${what}`}</h3>
       {current.error ? <ErrorBar error={current.error} /> : null}
-      {draft &&
-        editFields(target).map(f => (
-          <Field key={f.key} label={f.label} field={f.key} errors={errors} hint={f.hint}>
-            <Input f={f} value={draft[f.key]} onChange={v => setDraft({ ...draft, [f.key]: v })} />
-          </Field>
-        ))}
-      <FieldError field="body" errors={errors} />
-      <FieldError field="clear" errors={errors} />
+      {draft && <FormFields fields={editFields(target)} draft={draft} onChange={setDraft} errors={errors} />}
       <div className="jp-hubgrid-admin-buttons">
         <button type="submit" className="jp-mod-styled jp-mod-accept" disabled={!draft}>Save</button>
         <button type="button" className="jp-mod-styled" onClick={props.onClose}>Close</button>

@@ -6,37 +6,13 @@
 
 import * as React from 'react';
 
-import { AdminFrame, ErrorBar, Field, FieldError, IAdminPageProps, useAdminLoad } from '../frame';
+import { AdminFrame, ErrorBar, Field, IAdminPageProps, useAdminLoad } from '../frame';
 import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
-import { IPolicy, IPolicyField, POLICY_FIELDS, PolicyDraft, policyCell, policyDraft, policyRequest } from './form';
+import { IPolicy, POLICY_FIELDS, PolicyDraft, policyCell, policyDraft, policyRequest } from './form';
+import { FormFields } from './FormFields';
 
 const COLUMNS = ['total_resource_slots', 'max_concurrent_sessions', 'max_session_lifetime', 'idle_timeout', 'max_gpus_per_session', 'allowed_resource_groups'];
-
-/** One field's input (checkbox, select or text), named after its key; also the Domains page's edit forms. */
-export function Input(props: { f: IPolicyField; value: string | boolean; onChange: (v: string | boolean) => void }): JSX.Element {
-  const { f } = props;
-  if (f.kind === 'bool') {
-    return <input type="checkbox" name={f.key} checked={props.value === true} onChange={e => props.onChange(e.target.checked)} />;
-  }
-  if (f.kind === 'operator') {
-    return (
-      <select className="jp-mod-styled" name={f.key} value={String(props.value)} onChange={e => props.onChange(e.target.value)}>
-        <option value="and">and</option>
-        <option value="or">or</option>
-      </select>
-    );
-  }
-  return (
-    <input
-      className="jp-mod-styled"
-      name={f.key}
-      value={String(props.value)}
-      placeholder={f.clearable ? 'unlimited' : ''}
-      onChange={e => props.onChange(e.target.value)}
-    />
-  );
-}
 
 function PolicyForm(props: IAdminPageProps & { policy: IPolicy | null; onSaved: (name: string) => void }): JSX.Element {
   const [draft, setDraft] = React.useState<PolicyDraft>(policyDraft(props.policy));
@@ -71,13 +47,7 @@ function PolicyForm(props: IAdminPageProps & { policy: IPolicy | null; onSaved: 
           <input className="jp-mod-styled" name="name" value={String(draft.name)} onChange={e => setDraft({ ...draft, name: e.target.value })} />
         </Field>
       )}
-      {POLICY_FIELDS.map(f => (
-        <Field key={f.key} label={f.label} field={f.key} errors={errors} hint={f.hint}>
-          <Input f={f} value={draft[f.key]} onChange={v => setDraft({ ...draft, [f.key]: v })} />
-        </Field>
-      ))}
-      <FieldError field="body" errors={errors} />
-      <FieldError field="clear" errors={errors} />
+      <FormFields fields={POLICY_FIELDS} draft={draft} onChange={setDraft} errors={errors} />
       <div className="jp-hubgrid-admin-buttons">
         <button type="submit" className="jp-mod-styled jp-mod-accept">{props.policy ? 'Save' : 'Create policy'}</button>
         {saved && <span className="jp-hubgrid-admin-ok">{saved}</span>}

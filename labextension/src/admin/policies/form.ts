@@ -133,6 +133,21 @@ export interface IPolicyRequest {
   errors: { [field: string]: string };
 }
 
+/** The field's value into `body`, or its problem into `errors`. */
+function putValue(
+  f: IPolicyField,
+  raw: string | boolean,
+  body: { [k: string]: unknown },
+  errors: { [field: string]: string }
+): void {
+  const { value, error } = fieldValue(f, raw);
+  if (error) {
+    errors[f.key] = `${f.key}: ${error}`;
+  } else {
+    body[f.key] = value;
+  }
+}
+
 /**
  * What the form changed in `original` (an object with `fields`' values): the
  * PATCH body with only the changed fields, `clear` for the clearable limits
@@ -156,12 +171,7 @@ export function formChange(
       clear.push(f.key);
       continue;
     }
-    const { value, error } = fieldValue(f, raw);
-    if (error) {
-      errors[f.key] = `${f.key}: ${error}`;
-    } else {
-      body[f.key] = value;
-    }
+    putValue(f, raw, body, errors);
   }
   if (clear.length) {
     body.clear = clear;
@@ -186,12 +196,7 @@ export function policyRequest(original: IPolicy | null, d: PolicyDraft): IPolicy
     if (isEmpty(f, raw) || (f.kind === 'bool' && raw === false) || (f.kind === 'operator' && raw === 'and')) {
       continue;
     }
-    const { value, error } = fieldValue(f, raw);
-    if (error) {
-      errors[f.key] = `${f.key}: ${error}`;
-    } else {
-      body[f.key] = value;
-    }
+    putValue(f, raw, body, errors);
   }
   return { method: 'POST', path: 'resource-policies', body, errors };
 }
