@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from quota_service.core import authz
 from quota_service.core.models import ReclaimEvent
 from quota_service.operations import metrics, metrics_export
+from quota_service.operations.passstats import PASSES, PassStats
 from service_app import served  # noqa: F401
 
 GIB = 2**30
@@ -173,8 +174,11 @@ def test_label_sets_are_bounded_by_the_cluster_not_its_users(ledger):
     """Without per-user labels, no label takes more values than there are
     groups, domains, projects, slots, reason codes or reclaim kinds and rules."""
     cluster, t = ledger
+    stats = PassStats()
+    for name in PASSES:
+        stats.record(name, 0.5, ok=False)
     collector = metrics_export.LedgerCollector(read(cluster, t["now"]),
-                                               metrics_export.Highest(), 0.0)
+                                               metrics_export.Highest(), 0.0, stats.snapshot())
     bounded = {
         "resource_group": {"gpu", "tiny"}, "domain": {"acme", "globex", "default"},
         "project": {"ml", "web", "lab", "default"}, "slot": {"cpu", "mem", "gpu", "gpu.shares"},
@@ -182,6 +186,7 @@ def test_label_sets_are_bounded_by_the_cluster_not_its_users(ledger):
         "rule": set(metrics_export.RECLAIM_RULES), "schedulable": {"true", "false"},
         "reason": metrics.REASON_CODES | {"other", "none"},
         "level": metrics.REASON_LEVELS | {"other", "none"},
+        "pass": set(PASSES), "quantile": set(),
     }
     for family in collector.collect():
         for sample in family.samples:

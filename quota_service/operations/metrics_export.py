@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Iterator, Protocol
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, Metric,
+                                   SummaryMetricFamily)
 from prometheus_client.exposition import choose_encoder
 from sqlalchemy.orm import Session
 
 from . import metrics
+from .passstats import PassRecord, PassStats
 
 #: what a reclaim event may be and which rule made it (``ReclaimEvent``)
 RECLAIM_KINDS = ("warning", "extended", "reclaimed", "shadow")
@@ -33,7 +35,7 @@ PLACE = ("resource_group", "domain", "project")
 @dataclass(frozen=True)
 class Family:
     name: str  # without the _total of a counter
-    kind: str  # gauge | counter
+    kind: str  # gauge | counter | summary
     help: str
     labels: tuple[str, ...]
     #: the ``Readings`` field holding it; None: made by the collector itself
@@ -46,6 +48,16 @@ FAMILIES: tuple[Family, ...] = (
            (), None),
     Family("hubgrid_metrics_read_seconds", "gauge",
            "Seconds this scrape took to read the ledger.", (), None),
+    Family("hubgrid_pass_duration_seconds", "summary",
+           "The service's periodic passes since it started: how many ran (_count) and their "
+           "seconds in all (_sum). pass: schedule (the queues), reclaim, log-retention, "
+           "usage-scan.", ("pass",), None),
+    Family("hubgrid_pass_failures", "counter",
+           "Passes that failed (logged, and tried again at the next interval).", ("pass",),
+           None),
+    Family("hubgrid_pass_last_end_timestamp_seconds", "gauge",
+           "When the pass last ended (Unix time); absent until it ran once. A pass that "
+           "stopped running shows as an age that grows.", ("pass",), None),
     Family("hubgrid_allocated_slots", "gauge",
            "Slots held by running sessions: cpu in cores, mem in bytes, gpu in whole "
            "devices, gpu.shares in fractions of one device.", PLACE + ("slot",), "allocated"),
@@ -133,21 +145,42 @@ class LedgerCollector:
     """One reading as Prometheus metric families (a ``prometheus_client``
     collector: ``collect()`` yields them)."""
 
-    def __init__(self, readings: metrics.Readings, highest: Highest, read_seconds: float):
+    def __init__(self, readings: metrics.Readings, highest: Highest, read_seconds: float,
+                 passes: dict[str, PassRecord] | None = None):
         self.readings = readings
         self.highest = highest
         self.read_seconds = read_seconds
+        self.passes = passes or {}
+
+    def _own(self, fam: Family) -> Metric:
+        """A family the collector makes itself: the scrape's and the passes'."""
+        if fam.kind == "summary":
+            out = SummaryMetricFamily(fam.name, fam.help, labels=fam.labels)
+            for name, p in sorted(self.passes.items()):
+                out.add_metric([name], count_value=p.runs, sum_value=p.seconds)
+            return out
+        make = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
+        out = make(fam.name, fam.help, labels=fam.labels)
+        if fam.name == "hubgrid_pass_failures":
+            for name, p in sorted(self.passes.items()):
+                out.add_metric([name], p.failures)
+        elif fam.name == "hubgrid_pass_last_end_timestamp_seconds":
+            for name, p in sorted(self.passes.items()):
+                if p.last_end is not None:
+                    out.add_metric([name], p.last_end)
+        else:
+            out.add_metric([], 1.0 if fam.name == "hubgrid_up" else self.read_seconds)
+        return out
 
     def collect(self) -> Iterator[Metric]:
         r = self.readings
         zeros = with_zeros(r)
         for fam in FAMILIES:
+            if fam.field is None:
+                yield self._own(fam)
+                continue
             make = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
             out = make(fam.name, fam.help, labels=fam.labels)
-            if fam.field is None:
-                out.add_metric([], 1.0 if fam.name == "hubgrid_up" else self.read_seconds)
-                yield out
-                continue
             values = zeros.get(fam.field, getattr(r, fam.field))
             if values is None:  # a per-user family that is off
                 continue
@@ -164,6 +197,7 @@ class Settings(Protocol):
 
     authenticate_prometheus: bool
     metrics_user_labels: bool
+    pass_stats: PassStats
 
     def clock(self) -> dt.datetime: ...
 
@@ -188,7 +222,8 @@ class Exporter:
         start = self.timer()
         readings = metrics.read(s, self.settings.clock(), ended=self.ended,
                                 per_user=bool(self.settings.metrics_user_labels))
-        return LedgerCollector(readings, self.highest, self.timer() - start)
+        return LedgerCollector(readings, self.highest, self.timer() - start,
+                               self.settings.pass_stats.snapshot())
 
     def scrape(self, s: Session, accept: str | None) -> tuple[bytes, str]:
         """(body, content type) of one scrape, in the format ``accept`` asks

@@ -26,6 +26,7 @@ from ..sessions import dockerevents, dockerscan, registry, logs as sessionlogs
 from ..storage import hosts as storage, folders as vfolders
 from ..tenancy.hubmirror import HubMirror
 from ..operations.reclaim import sources
+from ..operations.passstats import PassStats, timed, timed_async
 from ..operations.reclaim.reclaimpass import PassReport, Reclaimer
 from . import passes
 
@@ -47,6 +48,15 @@ class ServiceRuntime:
     def clock(self) -> dt.datetime:
         """The service's notion of now (tests may replace it)."""
         return dt.datetime.now(dt.timezone.utc)
+
+    _pass_stats: PassStats | None = None
+
+    @property
+    def pass_stats(self) -> PassStats:
+        """How the periodic passes ran (the metrics export them)."""
+        if self._pass_stats is None:
+            self._pass_stats = PassStats()
+        return self._pass_stats
 
     # -- scheduling --------------------------------------------------------
 
@@ -161,17 +171,19 @@ class ServiceRuntime:
 
     def background(self) -> list:
         """The background work of a running service, in start order (coroutines)."""
+        stats = self.pass_stats
         work = [
             passes.queue_loop(self.mirror.reconciled,
                               lambda: self.waiters.presence(self.pending_abandon_after),
-                              self.schedule_now, self.wake, lambda: self.schedule_interval,
-                              self.log),
-            passes.repeat("log retention pass", self.purge_logs,
+                              timed(stats, "schedule", self.schedule_now), self.wake,
+                              lambda: self.schedule_interval, self.log),
+            passes.repeat("log retention pass", timed(stats, "log-retention", self.purge_logs),
                           lambda: self.session_log_purge_interval, self.log),
-            passes.repeat("vfolder usage scan", self.measure_usage,
+            passes.repeat("vfolder usage scan", timed(stats, "usage-scan", self.measure_usage),
                           lambda: self.vfolder_usage_interval, self.log),
         ]
-        work.append(passes.repeat_async("reclaim pass", self.reclaim_now,
+        work.append(passes.repeat_async("reclaim pass",
+                                        timed_async(stats, "reclaim", self.reclaim_now),
                                         lambda: self.reclaim_interval, self.log))
         if self.scan_images_at_start:
             work.append(self._scan_at_start())
