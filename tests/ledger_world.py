@@ -17,7 +17,7 @@ from decimal import Decimal
 import sqlalchemy as sa
 
 from quota_service.core import db
-from quota_service.scheduling import ledger, queue as queueing
+from quota_service.scheduling import ledger, listing, queue as queueing
 from quota_service.core import slots as slotlib
 from quota_service.tenancy import accounts as manager
 from quota_service.core.models import (
@@ -178,7 +178,8 @@ class Cluster:
     def allocations(self, state: str | None = None) -> list[dict]:
         """Every allocation (as the API shows it), oldest first."""
         with self.world.session_factory() as s:
-            return ledger.list_allocations(s, self.principal("root"), state, None)
+            return listing.list_allocations(s, self.principal("root"),
+                                            (state,) if state else None, None).allocations
 
     def count(self) -> int:
         return self.world.count(Allocation)

@@ -183,6 +183,17 @@ def test_admins_list_and_read_only_their_scope(check, caller, scope):
     assert check(CALLERS[caller]) == scope
 
 
+@pytest.mark.parametrize("check", [authz.session_listing_scope, authz.usage_scope],
+                         ids=["sessions", "usage"])
+@pytest.mark.parametrize("caller, scope", [("superadmin", (None, None)),
+                                           ("admin-here", ("acme", None)),
+                                           ("admin-other", ("globex", None))])
+def test_whose_sessions_and_usage_a_caller_reads(check, caller, scope):
+    assert check(CALLERS[caller]) == scope
+    user = CALLERS["member"]
+    assert check(user) == (user.domain, user.name)
+
+
 def test_hidden_refusals_do_not_say_more_than_not_found():
     with pytest.raises(Hidden) as e:
         authz.require_see_project(CALLERS["foreign-user"], "acme", "ml")

@@ -168,8 +168,13 @@ def test_a_session_stopped_while_it_starts_ends_without_an_error_dialog(world, p
                 confirm.locator(".jp-mod-warn").click()
         assert started.value.status in (201, 202, 409), started.value.text()
         assert stopped.value.status in (202, 204), stopped.value.text()
-        panel.locator(f'.jp-hubgrid-session[data-name="{name}"][data-state="released"]'
+        ended = panel.get_by_role("list", name="ended sessions")
+        ended.locator(f'.jp-hubgrid-session[data-name="{name}"][data-state="released"]'
                       ).wait_for(timeout=SLOW)
+        # the panel reads the newest ended ones only, and says how many there are
+        count = int(hub.call("GET", "allocations?state=released,cancelled&limit=1", a
+                             ).headers["X-Total-Count"])
+        panel.get_by_role("heading", name=f"Ended ({count})").wait_for(timeout=SLOW)
         assert page.locator(".jp-Dialog").count() == 0, page.locator(".jp-Dialog").all_inner_texts()
         assert panel.locator(f'[data-failed="{name}"]').count() == 0, panel.inner_text()
         assert dialogs == [], dialogs

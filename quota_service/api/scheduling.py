@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..scheduling import inventory, ledger, nodedesk
+from ..scheduling import inventory, ledger, listing, nodedesk
 from ..tenancy import policies
 from ..sessions import logs
 from ..core.errors import ApiError, Hidden
@@ -171,16 +171,22 @@ class AllocationsHandler(APIHandler):
 
     resource = "allocation"
     bodies = {"post": AllocationCreate}
-    queries = {"get": {"state": "pending, allocated, released or cancelled",
-                       "user": "only this user's"}}
+    queries = {"get": {"state": "pending, allocated, released or cancelled (several: "
+                                "comma-separated)",
+                       "user": "only this user's",
+                       "limit": "only the N that began or ended last (X-Total-Count: how "
+                                "many in all)"}}
 
     async def get(self):
-        """The allocations the caller may see (``state``, ``user`` narrow)."""
-        state = self.get_query_argument("state", None)
+        """The allocations the caller may see, oldest first (``state``, ``user``, ``limit`` narrow)."""
+        states = listing.parse_states(self.get_query_argument("state", None))
         user = self.get_query_argument("user", None)
+        limit = self.int_argument("limit", 1, 100_000)
         base_url = self.hub_base_url
-        self.finish_json(await self.db(lambda s: ledger.list_allocations(
-            s, self.principal, state, user, base_url=base_url)))
+        found = await self.db(lambda s: listing.list_allocations(
+            s, self.principal, states, user, base_url=base_url, limit=limit))
+        self.set_header("X-Total-Count", str(found.total))
+        self.finish_json(found.allocations)
 
     async def post(self):
         """Ask for resources: 201 allocated, 202 pending (with reasons), 422 refused."""

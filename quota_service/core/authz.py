@@ -149,6 +149,17 @@ def require_delete_user(p: Principal, target_domain: str, target_role: Role) -> 
     require_change_user(p, target_domain, target_role, {})
 
 
+def session_listing_scope(p: Principal) -> tuple[str | None, str | None]:
+    """Whose sessions ``p`` lists, as (domain, user), None meaning any: a
+    superadmin everyone's, a domain admin their domain's, a user their own
+    (``can_see_user`` for every row, said once for a query)."""
+    if p.is_superadmin:
+        return None, None
+    if is_domain_admin_role(p.role):
+        return p.domain, None
+    return p.domain, p.name
+
+
 def user_listing_scope(p: Principal) -> str | None:
     """Which domain's users ``p`` may list: None for all; Denied for users."""
     if p.is_superadmin:

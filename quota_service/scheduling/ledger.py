@@ -472,21 +472,6 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
     return allocation_model(s, a, base_url, mount_paths)
 
 
-def list_allocations(s: Session, p: Principal, state: str | None, user: str | None,
-                     base_url: str = "/") -> list[dict]:
-    q = select(Allocation).order_by(Allocation.created_at)
-    if state:
-        q = q.where(Allocation.state == state)
-    out = []
-    for a in s.scalars(q):
-        owner = s.get(User, a.user_id)
-        if user and owner.name != user:
-            continue
-        if authz.can_see_user(p, owner.name, owner.domain.name):
-            out.append(allocation_model(s, a, base_url))
-    return out
-
-
 # --- the hub -----------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -81,7 +81,9 @@ const alloc = (over: Partial<IAllocation>): IAllocation =>
 describe('sessions (all)', () => {
   it('puts state and user in the query, the rest filters the answer', () => {
     expect(sessionsQuery(NO_FILTERS)).toBe('state=allocated');
-    expect(sessionsQuery({ ...NO_FILTERS, state: 'all', user: ' bob ' })).toBe('user=bob');
+    expect(sessionsQuery({ ...NO_FILTERS, state: 'all', user: ' bob ' })).toBe('user=bob&limit=500');
+    expect(sessionsQuery({ ...NO_FILTERS, state: 'released' })).toBe('state=released&limit=500');
+    expect(sessionsQuery({ ...NO_FILTERS, state: 'pending' })).toBe('state=pending');
     const list = [alloc({}), alloc({ id: 'x', domain: 'globex', node: 'n2' })];
     expect(filterSessions(list, { ...NO_FILTERS, domain: 'globex' }).map(a => a.id)).toEqual(['x']);
     expect(filterSessions(list, { ...NO_FILTERS, node: 'n1' }).map(a => a.id)).toEqual(['abcdef0123']);

@@ -158,6 +158,8 @@ describe('the list and its polling', () => {
     expect(v.active.map(s => s.id)).toEqual(['b', 'a']);
     expect(v.ended.map(s => s.id)).toEqual(['o2']);
     expect(v.endedTotal).toBe(2);
+    // the service sent only the newest ended ones: its count says how many there are
+    expect(visibleSessions([a, old2], 'alice', 1, 40).endedTotal).toBe(40);
   });
 
   it('sees a new, an ended and a changed session between two polls', () => {

@@ -47,6 +47,16 @@ export async function adminCall<T>(
   return (text ? JSON.parse(text) : null) as T;
 }
 
+/** A JSON list and how many there are in all (X-Total-Count, when the service sent only some). */
+export async function adminList<T>(
+  settings: ServerConnection.ISettings,
+  path: string
+): Promise<{ items: T[]; total: number }> {
+  const response = await send(settings, path, {});
+  const items = (await response.json()) as T[];
+  return { items, total: Number(response.headers.get('X-Total-Count') ?? items.length) };
+}
+
 /** A download: the bytes and the file name the service gives them. */
 export async function adminDownload(
   settings: ServerConnection.ISettings,

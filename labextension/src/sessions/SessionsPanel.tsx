@@ -35,7 +35,6 @@ export interface ISessionActions {
   log(session: IAllocation): void;
 }
 
-const ENDED_PAGE = 10;
 
 function useTick(ms: number): void {
   const [, setTick] = React.useState(0);
@@ -114,7 +113,6 @@ function SessionCard(props: {
 function SessionsView(props: { store: SessionsStore; actions: ISessionActions; onNew: () => void }): JSX.Element {
   const { store, actions } = props;
   const [, setVersion] = React.useState(0);
-  const [endedShown, setEndedShown] = React.useState(ENDED_PAGE);
   React.useEffect(() => store.subscribe(() => setVersion(v => v + 1)), [store]);
   useTick(1000);
 
@@ -123,7 +121,7 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
   }
   const me = store.me!;
   const now = Date.now();
-  const { active, ended, endedTotal } = visibleSessions(store.allocations, me.name, endedShown);
+  const { active, ended, endedTotal } = visibleSessions(store.allocations, me.name, store.endedWanted, store.endedTotal);
 
   const openUrl = (a: IAllocation): string | null => {
     if (a.state !== 'allocated') {
@@ -197,7 +195,7 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
           <h3>Ended ({endedTotal})</h3>
           <ul className="jp-hubgrid-session-list" aria-label="ended sessions">{ended.map(card)}</ul>
           {endedTotal > ended.length && (
-            <button className="jp-mod-styled" onClick={() => setEndedShown(n => n + 2 * ENDED_PAGE)}>
+            <button className="jp-mod-styled" onClick={() => void store.showMoreEnded().catch(() => undefined)}>
               Show more
             </button>
           )}

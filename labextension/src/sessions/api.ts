@@ -20,6 +20,12 @@ import { IDryRun } from './launch';
 import { ILogPart } from './log';
 import { IKeepAnswer } from './reclaim';
 
+/** A page of allocations, and how many there are in all. */
+export interface IAllocationPage {
+  items: IAllocation[];
+  total: number;
+}
+
 /** A refusal, with its HTTP status (0: no answer) and reason, if any. */
 export class HubgridError extends Error {
   constructor(
@@ -124,16 +130,25 @@ export class HubgridApi {
   }
 
   /** Allocations I may see (`state`, `user` narrow). */
-  allocations(state?: string, user?: string): Promise<IAllocation[]> {
+  async allocations(state?: string, user?: string): Promise<IAllocation[]> {
+    return (await this.allocationsPage({ state, user })).items;
+  }
+
+  /**
+   * Allocations I may see: `state` (one or several, comma-separated) and
+   * `user` narrow, `limit` keeps the newest; `total` counts them all.
+   */
+  async allocationsPage(query: { state?: string; user?: string; limit?: number }): Promise<IAllocationPage> {
     const q = new URLSearchParams();
-    if (state) {
-      q.set('state', state);
-    }
-    if (user) {
-      q.set('user', user);
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined && value !== '') {
+        q.set(key, String(value));
+      }
     }
     const qs = q.toString();
-    return json(this.settings, API + 'allocations' + (qs ? `?${qs}` : ''));
+    const response = await send(this.settings, API + 'allocations' + (qs ? `?${qs}` : ''));
+    const items = (await response.json()) as IAllocation[];
+    return { items, total: Number(response.headers.get('X-Total-Count') ?? items.length) };
   }
 
   dryRun(body: object): Promise<IDryRun> {

@@ -157,12 +157,14 @@ export function sessionRow(a: IAllocation, now: number, hubPending?: string | nu
 
 /**
  * What the list shows: my active sessions (oldest first), then my ended
- * ones, newest first, at most `endedLimit` of them.
+ * ones, newest first, at most `endedLimit` of them; of `endedTotal` in all
+ * (the service's count, when it sent only the newest).
  */
 export function visibleSessions(
   all: IAllocation[],
   me: string,
-  endedLimit: number
+  endedLimit: number,
+  endedTotal?: number
 ): { active: IAllocation[]; ended: IAllocation[]; endedTotal: number } {
   const mine = all.filter(a => a.user === me);
   const active = mine
@@ -175,7 +177,8 @@ export function visibleSessions(
       const y = b.ended_at ?? b.released_at ?? b.created_at ?? '';
       return x < y ? 1 : x > y ? -1 : 0;
     });
-  return { active, ended: endedAll.slice(0, endedLimit), endedTotal: endedAll.length };
+  const ended = endedAll.slice(0, endedLimit);
+  return { active, ended, endedTotal: Math.max(endedTotal ?? 0, endedAll.length) };
 }
 
 /** What a poll brought: sessions that appeared, ended, or changed otherwise. */

@@ -20,6 +20,9 @@ export interface IStartFailure {
   at: number;
 }
 
+/** how many ended sessions the list shows first */
+export const ENDED_PAGE = 10;
+
 export class SessionsStore {
   constructor(settings: ServerConnection.ISettings, hidden: () => boolean) {
     this.api = new HubgridApi(settings);
@@ -33,7 +36,12 @@ export class SessionsStore {
   }
 
   me: IMeModel | null = null;
+  /** my active sessions, and the newest `endedWanted` of my ended ones */
   allocations: IAllocation[] = [];
+  /** how many of my ended sessions are read (Show more reads more) */
+  endedWanted = ENDED_PAGE;
+  /** how many ended sessions I have in all */
+  endedTotal = 0;
   servers: { [name: string]: IHubServer } = {};
   failures: IStartFailure[] = [];
   error = '';
@@ -125,6 +133,12 @@ export class SessionsStore {
     await this.refresh();
   }
 
+  /** Read more of my ended sessions. */
+  async showMoreEnded(): Promise<void> {
+    this.endedWanted += 2 * ENDED_PAGE;
+    await this.refresh();
+  }
+
   dismissFailure(name: string): void {
     this.failures = this.failures.filter(f => f.name !== name);
     this.changed();
@@ -140,13 +154,16 @@ export class SessionsStore {
   private async load(): Promise<{ quiet: boolean; busy: boolean }> {
     try {
       const me = await this.whoAmI();
-      const [allocations, servers] = await Promise.all([
-        this.api.allocations(undefined, me.name),
+      const [active, ended, servers] = await Promise.all([
+        this.api.allocationsPage({ user: me.name, state: 'pending,allocated' }),
+        this.api.allocationsPage({ user: me.name, state: 'released,cancelled', limit: this.endedWanted }),
         this.api
           .hubUser(me.name)
           .then(u => u.servers ?? {})
           .catch(() => ({}) as { [name: string]: IHubServer })
       ]);
+      const allocations = [...active.items, ...ended.items];
+      this.endedTotal = ended.total;
       const diff = diffSessions(this.allocations, allocations);
       const serversChanged = JSON.stringify(servers) !== JSON.stringify(this.servers);
       const quiet = this.loaded && isQuiet(diff) && !serversChanged;

@@ -1,7 +1,8 @@
 /**
  * Sessions (all) (hubgrid:admin-sessions): every session the caller may see
  * (a domain admin: their domain's; a superadmin: all), GET allocations with
- * the state/user filters, the rest filtered here; owner, project, node,
+ * the state/user filters (ended ones: the ENDED_LIMIT that began or ended
+ * last, and how many were left out), the rest filtered here; owner, project, node,
  * resources; stop one (POST allocations/{id}/stop: the service stops a hub
  * server's session through the hub, as the Sessions panel stops its
  * owner's, and releases an API session) and read its log. Live: read again
@@ -44,7 +45,8 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
   const frame = React.useRef<HTMLDivElement>(null);
   useLivePoll('hubgrid:admin-sessions', frame, refresh, LIVE_SESSIONS);
   const [actionError, setActionError] = React.useState<unknown>(null);
-  const rows = filterSessions(data ?? [], filters).map(sessionRow);
+  const rows = filterSessions(data?.items ?? [], filters).map(sessionRow);
+  const left = data ? data.total - data.items.length : 0;
   const stop = async (id: string, name: string, owner: string) => {
     const answer = await showDialog({
       title: `Stop ${owner}'s session ${name}?`,
@@ -129,6 +131,11 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
           )}
         </tbody>
       </table>
+      {left > 0 && (
+        <p className="jp-hubgrid-note" data-field="more">
+          {`The ${data!.items.length} sessions that began or ended last are listed; ${left} older ones are not (filter by user to find them).`}
+        </p>
+      )}
     </AdminFrame>
   );
 }

@@ -6,7 +6,7 @@
 
 import { ServerConnection } from '@jupyterlab/services';
 
-import { adminCall, adminDownload } from '../http';
+import { adminCall, adminDownload, adminList } from '../http';
 import { IMoveRequest } from './queue';
 import {
   IAdminGroup,
@@ -69,9 +69,9 @@ export class OpsApi {
     return this.call(`resource-groups/${enc(group)}/queue/${enc(id)}`, 'DELETE');
   }
 
-  /** `query`: a query string from sessionsQuery (without '?'), or ''. */
-  allocations(query: string): Promise<IAllocation[]> {
-    return this.call('allocations' + (query ? `?${query}` : ''));
+  /** `query`: a query string from sessionsQuery (without '?'), or ''; with how many there are in all. */
+  allocations(query: string): Promise<{ items: IAllocation[]; total: number }> {
+    return adminList<IAllocation>(this.settings, 'allocations' + (query ? `?${query}` : ''));
   }
 
   /**

@@ -27,6 +27,10 @@ export const NO_FILTERS: ISessionFilters = {
 };
 
 /** `state` ('' or 'all': every state) and `user`, as GET allocations takes them. */
+/** the states whose sessions are all read; the others: the ENDED_LIMIT that began or ended last */
+const ACTIVE_STATES = ['allocated', 'pending'];
+export const ENDED_LIMIT = 500;
+
 export function sessionsQuery(f: ISessionFilters): string {
   const q = new URLSearchParams();
   if (f.state && f.state !== 'all') {
@@ -34,6 +38,9 @@ export function sessionsQuery(f: ISessionFilters): string {
   }
   if (f.user.trim()) {
     q.set('user', f.user.trim());
+  }
+  if (!ACTIVE_STATES.includes(f.state)) {
+    q.set('limit', String(ENDED_LIMIT)); // a cluster's history is long: the latest only
   }
   return q.toString();
 }
