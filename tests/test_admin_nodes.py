@@ -97,3 +97,26 @@ async def test_the_nodes_own_json_carries_until_empty_for_admins_only(gpu_node):
     assert resp.code == 200 and body["until_empty"]["sessions"] == 1, body
     resp, body = await gpu_node.call("GET", "nodes/n1", "alice")
     assert resp.code == 200 and "until_empty" not in body
+
+
+async def test_several_nodes_are_read_in_one_call_each_as_alone(gpu_node):
+    gpu_node.cluster.add_group("cpu", {"c1": (), "c2": ()}, domains=("acme",))
+    resp, one = await gpu_node.call("GET", "nodes/n1/sessions", "ada")
+    resp, many = await gpu_node.call("GET", "node-sessions?names=c2,n1,c2", "ada")
+    assert resp.code == 200, many
+    assert [n["name"] for n in many] == ["c2", "n1"] and many[1] == one
+    assert many[0]["sessions"] == [] and many[0]["other_sessions"] == 0
+
+
+@pytest.mark.parametrize("who, query, code, message", [
+    ("gus", "names=n1,c1", 404, "node 'c1' not found"),  # globex does not see acme's group
+    ("alice", "names=n1", 403, ""),
+    ("ada", "names=", 400, "names: the nodes to read, comma-separated"),
+    ("ada", "names=" + ",".join(f"x{i}" for i in range(201)), 400,
+     "names: at most 200 nodes at once, not 201"),
+])
+async def test_a_read_of_several_nodes_is_refused_whole(gpu_node, who, query, code, message):
+    gpu_node.cluster.add_group("cpu", {"c1": ()}, domains=("acme",))
+    resp, body = await gpu_node.call("GET", f"node-sessions?{query}", who)
+    assert resp.code == code and body["message"].startswith(message), body
+    assert "gina" not in str(body) and "alice" not in str(body)

@@ -273,6 +273,8 @@ CASES = [
      alice_pending, expect(404, alice=403, ada=204, admin=204)),
     ("node-sessions", "GET", "nodes/acme-node/sessions", None, nothing,
      expect(404, alice=403, ada=200, admin=200)),
+    ("nodes-sessions", "GET", "node-sessions?names=acme-node", None, nothing,
+     expect(404, alice=403, ada=200, admin=200)),
     ("domain-totals", "GET", "domains/acme/totals", None, nothing,
      expect(404, alice=403, ada=200, admin=200)),
     ("list-policies", "GET", "resource-policies", None, nothing, expect(200)),

@@ -159,7 +159,10 @@ def _domains(api: Api) -> list[tuple[str, int]]:
 def _groups(api: Api) -> list[tuple[str, int]]:
     first = api("GET", "resource-groups")[0]["name"]  # the page shows the first group
     nodes = [n for n in api("GET", "nodes") if n["resource_group"] == first]
-    return [(f'[data-group="{first}"] section.jp-hubgrid-ops-node', len(nodes))]
+    # every card drawn, and every card's GPU holders and sessions read
+    return [(f'[data-group="{first}"] section.jp-hubgrid-ops-node', len(nodes)),
+            (f'[data-group="{first}"] section.jp-hubgrid-ops-node[data-detail="loaded"]',
+             len(nodes))]
 
 
 PAGES = [

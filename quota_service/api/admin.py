@@ -62,6 +62,18 @@ class NodeSessionsHandler(APIHandler):
         self.finish_json(await self.db(lambda s: nodedesk.node_sessions(s, p, node, now)))
 
 
+class NodesSessionsHandler(APIHandler):
+    resource = "node"
+    queries = {"get": {"names": "the nodes, comma-separated (at most 200)"}}
+
+    async def get(self):
+        """Several nodes' sessions, GPU maps and times until empty in one read (admins)."""
+        names = (self.get_query_argument("names", "") or "").split(",")
+        self.audit_target = ",".join(names)[:255]
+        p, now = self.principal, self.now()
+        self.finish_json(await self.db(lambda s: nodedesk.nodes_sessions(s, p, names, now)))
+
+
 async def audit_csv(handler: APIHandler) -> None:
     """Answer ``GET audit?format=csv``: the log the caller may read, newest
     first, streamed page by page (at most ``auditcsv.MAX_ROWS`` entries)."""

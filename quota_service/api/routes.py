@@ -66,6 +66,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"nodes/{segment('node')}", scheduling.NodeHandler),
     # the admin pages (issue #13)
     (rf"nodes/{segment('node')}/sessions", admin.NodeSessionsHandler),
+    (r"node-sessions", admin.NodesSessionsHandler),
     (rf"resource-groups/{segment('group')}/queue", admin.QueueHandler),
     (rf"resource-groups/{segment('group')}/queue/{ALLOCATION}", admin.QueuedHandler),
     (r"allocations", scheduling.AllocationsHandler),

@@ -1,4 +1,4 @@
-import { keepDetails, keepEdit, keepForm, keepTarget, nodesToRead } from '../admin/ops/keep';
+import { inChunks, keepDetails, keepEdit, keepForm, keepTarget, nodesToRead } from '../admin/ops/keep';
 import { IAdminNode } from '../admin/ops/types';
 
 function node(name: string, used: { [slot: string]: string } = {}, taken = '0', schedulable = true): IAdminNode {
@@ -66,5 +66,13 @@ describe('which nodes a poll reads again', () => {
 
   it('every node on a Refresh', () => {
     expect(nodesToRead(before, before, details, true)).toEqual(['n1', 'n2', 'n3']);
+  });
+});
+
+describe('reading nodes in chunks', () => {
+  it('asks for every node once, in order, at most `size` a read', () => {
+    expect(inChunks(['a', 'b', 'c', 'd', 'e'], 2)).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    expect(inChunks(['a'], 50)).toEqual([['a']]);
+    expect(inChunks([], 50)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
  * Resource groups and nodes (hubgrid:admin-groups): pick a group; its
  * grants (superadmins add and remove them), scheduler policy and pending
  * timeout, and each of its nodes (NodeCard: bars, drain switch, GPU map,
- * sessions), read from GET nodes/{node}/sessions once its card is drawn.
+ * sessions), read from GET node-sessions (50 nodes a read) once its card
+ * is drawn.
  * Live: read again every LIVE_GROUPS ms while shown (../live.ts); a node's
  * details are read again when its figures in GET nodes change (Refresh:
  * all), kept until then; the settings form keeps what the admin is editing.
@@ -15,7 +16,7 @@ import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
 import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { grantBody, GrantKind, grantLabel, groupChange, groupForm, IGroupForm } from './grants';
-import { keepDetails, keepForm, nodesToRead } from './keep';
+import { inChunks, keepDetails, keepForm, nodesToRead, NODES_PER_READ } from './keep';
 import { NodeCard } from './NodeCard';
 import { IAdminGroup, IAdminNode } from './types';
 
@@ -156,14 +157,18 @@ export function GroupsPage(props: IAdminPageProps): JSX.Element {
     listedBefore.current = nodes;
     const mine = ++generation.current;
     setDetails(prev => keepDetails(prev, nodes));
-    for (const name of stale) {
-      api.nodeSessions(name).then(
-        d => {
+    for (const names of inChunks(stale, NODES_PER_READ)) {
+      api.nodesSessions(names).then(
+        read => {
           if (generation.current === mine) {
-            setDetails(prev => ({ ...prev, [name]: d }));
+            setDetails(prev => {
+              const next = { ...prev };
+              read.forEach(d => (next[d.name] = d));
+              return next;
+            });
           }
         },
-        () => undefined // the card keeps what it showed; the next read tries again
+        () => undefined // the cards keep what they showed; the next read tries again
       );
     }
     return { groups, nodes };

@@ -72,3 +72,15 @@ export function keepForm<T extends object>(current: T, before: T, after: T): T {
   }
   return out;
 }
+
+/** how many nodes' details one read asks for (GET node-sessions takes up to 200) */
+export const NODES_PER_READ = 50;
+
+/** `names` in reads of at most `size`, in order. */
+export function inChunks(names: string[], size: number): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < names.length; i += size) {
+    out.push(names.slice(i, i + size));
+  }
+  return out;
+}
