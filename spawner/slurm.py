@@ -34,7 +34,8 @@ SESSION_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-session"
 BATCH_SCRIPT = """#!/bin/bash
 #SBATCH --output={{output}}
 #SBATCH --job-name=hubgrid-{{username}}
-#SBATCH --chdir={{homedir}}
+{% if allocation %}#SBATCH --comment=hubgrid-allocation={{allocation}}
+{% endif %}#SBATCH --chdir={{homedir}}
 #SBATCH --export={{keepvars}}
 {% if partition %}#SBATCH --partition={{partition}}
 {% endif %}{% if runtime %}#SBATCH --time={{runtime}}
@@ -104,7 +105,9 @@ class SlurmJobSpawner(SlurmSpawner):
     async def _get_batch_script(self, **subvars):
         # only our own values: batchspawner mixes user_options into subvars
         own = {**self.get_req_subvars(), "cmd": subvars["cmd"], "username": self.user.name,
-               "output": self.job_output_file()}
+               "output": self.job_output_file(),
+               # the job names its allocation (hubgrid-admin reconcile reads it back)
+               "allocation": getattr(self, "allocation_id", None) or ""}
         return await super()._get_batch_script(**own)
 
     def job_output_file(self) -> str:

@@ -146,7 +146,8 @@ def test_one_pass_finds_and_repairs_orphans_leaks_and_dead_jobs_on_the_real_comp
     foreign = orphan(engines[0], str(uuid.uuid4()), start=False)
     stray = subprocess.run(
         ["sbatch", "--parsable", "-p", PARTITION, f"--job-name=hubgrid-{TAG}stray",
-         f"--output={hub.state / (ended[2] + '.log')}", "--mem=64M", "--wrap", "sleep 600"],
+         f"--comment=hubgrid-allocation={ended[2]}", f"--output={hub.state / 'stray.out'}",
+         "--mem=64M", "--wrap", "sleep 600"],
         capture_output=True, text=True, check=True).stdout.strip().split(";")[0]
 
     for user in (keep, lost):

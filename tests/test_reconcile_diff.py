@@ -243,15 +243,22 @@ def test_differences_come_by_kind_then_key_with_stable_ids():
 
 # --- what the sources answer ---------------------------------------------------------
 
-def test_squeue_lines_become_hubgrid_jobs_with_the_allocation_of_their_output_file():
+def test_squeue_lines_become_hubgrid_jobs_with_the_allocation_their_comment_names():
     a = "0b2f6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
-    text = (f"41|hubgrid-alice|RUNNING|2026-03-01T12:00:00|/srv/slurm-sessions/{a}.log\n"
-            "42|hubgrid-check|COMPLETED|2026-03-01T12:00:01|/tmp/job.out\n"
-            "43|somebody-else|RUNNING|2026-03-01T12:00:02|/home/x/{a}.log\n"
-            "44|hubgrid-bob|CANCELLED by 1000|Unknown|/a|b/c.log\n")
+    b = "1c3f6a3e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+    text = (f"41|hubgrid-alice|RUNNING|2026-03-01T12:00:00|hubgrid-allocation={a}|/srv/x.out\n"
+            "42|hubgrid-check|COMPLETED|2026-03-01T12:00:01|(null)|/tmp/job.out\n"
+            f"43|somebody-else|RUNNING|2026-03-01T12:00:02|hubgrid-allocation={a}|/x/{a}.log\n"
+            "44|hubgrid-bob|CANCELLED by 1000|Unknown|(null)|/a|b/c.log\n"
+            # a job from before the comment: its output file names it
+            f"45|hubgrid-carl|RUNNING|2026-03-01T12:00:03|(null)|/srv/slurm-sessions/{b}.log\n"
+            # the comment wins over a file named like another allocation
+            f"46|hubgrid-dora|RUNNING|2026-03-01T12:00:04|hubgrid-allocation={b}|/s/{a}.log\n"
+            f"47|hubgrid-eve|RUNNING|2026-03-01T12:00:05|hubgrid-allocation={a}x|/tmp/e.out\n")
     jobs = parse_squeue(text)
     assert [(j.id, j.state, j.allocation) for j in jobs] == [
-        ("41", "RUNNING", a), ("42", "COMPLETED", None), ("44", "CANCELLED", None)]
+        ("41", "RUNNING", a), ("42", "COMPLETED", None), ("44", "CANCELLED", None),
+        ("45", "RUNNING", b), ("46", "RUNNING", b), ("47", "RUNNING", None)]
     assert jobs[0].submitted is not None and jobs[0].submitted.tzinfo is not None
     assert jobs[2].submitted is None
 

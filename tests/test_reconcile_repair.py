@@ -64,7 +64,7 @@ class FakeSlurm:
         if job not in self.jobs:
             raise RuntimeError("squeue -h failed (1): slurm_load_jobs error: Invalid job id "
                                "specified")
-        return f"{job}|hubgrid-alice|{self.jobs[job]}|2026-03-01T11:00:00|/x/y.log\n"
+        return f"{job}|hubgrid-alice|{self.jobs[job]}|2026-03-01T11:00:00|(null)|/x/y.log\n"
 
 
 @pytest.fixture

@@ -23,10 +23,10 @@ MiB = 2**20
 
 
 def jobs(name: str) -> list[dict]:
-    """Slurm's jobs named ``name``: id, state, partition, cpus, memory."""
-    out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i|%T|%P|%C|%m"],
+    """Slurm's jobs named ``name``: id, state, partition, cpus, memory, comment."""
+    out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i|%T|%P|%C|%m|%k"],
                          capture_output=True, text=True, check=True).stdout
-    keys = ("id", "state", "partition", "cpus", "memory")
+    keys = ("id", "state", "partition", "cpus", "memory", "comment")
     return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line]
 
 
@@ -72,6 +72,7 @@ def test_a_session_is_a_job_in_the_mapped_partition_with_its_allocation(slurm_hu
             "RUNNING", PARTITION, "1", "512M")
         [a] = allocations(hub, user, "allocated")
         assert a["server_name"] == "one"
+        assert job["comment"] == f"hubgrid-allocation={a['id']}"  # what reconcile reads
         r = requests.get(f"{hub.url}/user/{user}/one/api/status", timeout=30,
                          headers={"Authorization": f"token {hub.token(user)}"})
         assert r.status_code == 200, r.text

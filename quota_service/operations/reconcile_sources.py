@@ -29,11 +29,14 @@ from .reconcile_diff import Container, Job, Server
 
 #: the Slurm spawner names its jobs ``hubgrid-<user>`` (spawner/slurm.py)
 JOB_PREFIX = "hubgrid-"
-#: ... and writes their output to ``<job_log_dir>/<allocation>.log``
-OUTPUT_FILE = re.compile(r"(?:^|/)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
-                         r"\.log$")
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+#: ... gives them the comment ``hubgrid-allocation=<allocation>``
+COMMENT = re.compile(rf"^hubgrid-allocation=({_UUID})$")
+#: ... and writes their output to ``<job_log_dir>/<allocation>.log`` (what
+#: ties a job submitted before jobs had the comment)
+OUTPUT_FILE = re.compile(rf"(?:^|/)({_UUID})\.log$")
 #: squeue's fields, ``|`` after each; the output path last (it may hold anything)
-SQUEUE_FIELDS = "JobID:|,Name:|,State:|,SubmitTime:|,StdOut:"
+SQUEUE_FIELDS = "JobID:|,Name:|,State:|,SubmitTime:|,Comment:|,StdOut:"
 SQUEUE_TIMEOUT = 30.0
 
 
@@ -137,11 +140,11 @@ def parse_squeue(text: str) -> list[Job]:
     for the machine's time zone, which squeue's times are in)."""
     out = []
     for line in text.splitlines():
-        parts = line.split("|", 4)
-        if len(parts) < 5 or not parts[1].strip().startswith(JOB_PREFIX):
+        parts = line.split("|", 5)
+        if len(parts) < 6 or not parts[1].strip().startswith(JOB_PREFIX):
             continue
-        job, name, state, submitted, output = (p.strip() for p in parts)
-        m = OUTPUT_FILE.search(output)
+        job, name, state, submitted, comment, output = (p.strip() for p in parts)
+        m = COMMENT.match(comment) or OUTPUT_FILE.search(output)
         # "CANCELLED by 1000" is CANCELLED
         out.append(Job(job, name, state.split()[0] if state else "",
                        m.group(1) if m else None, _local_time(submitted)))
