@@ -84,6 +84,10 @@ c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "use
 # runs each session in a container on the node hubgrid chose (images from
 # images/, built by scripts/build-images.sh); ``slurm`` submits each session
 # as a Slurm job. hubgrid admits and places every session first.
+# A Lab terminal of a session run from this venv (local, slurm) starts bash
+# as an interactive, not a login, shell: a login shell reads /etc/profile,
+# which sets PATH anew (for root on Debian) and loses the venv, `hubgrid` with it
+TERMINAL_KEEPS_PATH = ["--ServerApp.terminado_settings=shell_command=/bin/bash"]
 c.JupyterHub.allow_named_servers = True
 # sessions outlive a hub restart; hubgrid releases those that died meanwhile
 c.JupyterHub.cleanup_servers = False
@@ -104,8 +108,7 @@ elif backend == "slurm":
                                                                   "batch")}
     c.HubgridSlurmSpawner.job_log_dir = str(state / "slurm-sessions")
     c.HubgridSlurmSpawner.job_home_root = str(state / "slurm-home")
-    if os.geteuid() == 0:
-        c.Spawner.args = ["--allow-root"]
+    c.Spawner.args = TERMINAL_KEEPS_PATH + (["--allow-root"] if os.geteuid() == 0 else [])
 elif backend == "local":
     c.JupyterHub.spawner_class = "hubgrid-local"
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
@@ -114,7 +117,6 @@ elif backend == "local":
     c.Spawner.environment = {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
-    if os.geteuid() == 0:
-        c.Spawner.args = ["--allow-root"]
+    c.Spawner.args = TERMINAL_KEEPS_PATH + (["--allow-root"] if os.geteuid() == 0 else [])
 else:
     raise ValueError(f"HUBGRID_SPAWNER={backend!r}: use local, docker or slurm")

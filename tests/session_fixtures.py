@@ -59,3 +59,45 @@ def allocations(hub: Hub, user: str, state: str | None = None, server: str | Non
 
 def hub_log(hub: Hub, n: int = 3000) -> str:
     return (hub.state / "hub.log").read_text(errors="replace")[-n:]
+
+
+def run_in_terminal(hub: Hub, user: str, server: str, command: str, timeout: float = 60) -> str:
+    """Run ``command`` in a new Lab terminal of ``user``'s ``server``, as a
+    person would (the shell Jupyter starts for a terminal, over its
+    websocket); what the terminal showed after the command, up to its end."""
+    import asyncio
+    import json
+    import re
+    import uuid
+
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    base = f"{hub.url}/user/{user}/{server}/" if server else f"{hub.url}/user/{user}/"
+    headers = {"Authorization": f"token {hub.token(user)}"}
+    r = requests.post(base + "api/terminals", headers=headers, timeout=30)
+    assert r.status_code == 200, r.text
+    name, mark = r.json()["name"], uuid.uuid4().hex[:8]
+
+    async def talk() -> str:
+        ws = base.replace("http://", "ws://") + f"terminals/websocket/{name}"
+        conn = await websocket_connect(HTTPRequest(ws, headers=headers))
+        seen = ""
+        try:
+            await conn.write_message(json.dumps(["stdin", f"{command}; echo END-{mark}-$?\r"]))
+            while not re.search(rf"END-{mark}-[0-9]+", seen):  # the echo, not its input
+                raw = await asyncio.wait_for(conn.read_message(), timeout)
+                assert raw is not None, f"the terminal closed: {seen[-500:]}"
+                kind, *data = json.loads(raw)
+                if kind == "stdout":
+                    seen += data[0]
+        finally:
+            conn.close()
+            while await asyncio.wait_for(conn.read_message(), 10) is not None:
+                pass
+        return seen.split(f"END-{mark}-$?", 1)[-1]
+
+    try:
+        return asyncio.run(talk())
+    finally:
+        requests.delete(base + f"api/terminals/{name}", headers=headers, timeout=30)

@@ -7,6 +7,7 @@ not lock a new one out of its port)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,7 +20,8 @@ from bs4 import BeautifulSoup
 
 from hub_fixtures import free_port, launch_hub, require, stop_hub
 from quota_service.runtime import lifecycle
-from session_fixtures import allocations, eventually, hub_log, stop_server, wait_ready
+from session_fixtures import (allocations, eventually, hub_log, run_in_terminal, stop_server,
+                              wait_ready)
 
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
 IMAGE = "hubgrid/base:latest"
@@ -124,6 +126,10 @@ def test_demo_places_a_half_gpu_session_on_a_declared_demo_gpu(tmp_path):
         assert env.get("CUDA_VISIBLE_DEVICES") == str(a["gpus"][0]["index"]), env
         assert env.get("HUBGRID_GPU_MEMORY_FRACTION") == "0.5", env
         assert shutil.which("hubgrid", path=env["PATH"]) == str(VENV_BIN / "hubgrid"), env["PATH"]
+        # and in a Lab terminal (a shell of its own), with no set-up: as its owner
+        shown = run_in_terminal(hub, "admin", "gpu", "hubgrid me --json")
+        assert '"name": "admin"' in shown, shown
+        assert re.search(r"END-[0-9a-f]{8}-0\b", shown), shown  # exit code 0
         stop_server(hub, "admin", "gpu")
     finally:
         stop_hub(hub)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import requests
 
 from hub_fixtures import launch_hub, require, stop_hub
-from session_fixtures import allocations, eventually, hub_log, server_of, spawn, stop_server, wait_ready
+from session_fixtures import (allocations, eventually, hub_log, run_in_terminal, server_of, spawn,
+                              stop_server, wait_ready)
 
 PARTITION = os.environ.get("HUBGRID_TEST_SLURM_PARTITION", "")
 MiB = 2**20
@@ -73,6 +76,9 @@ def test_a_session_is_a_job_in_the_mapped_partition_with_its_allocation(slurm_hu
         [a] = allocations(hub, user, "allocated")
         assert a["server_name"] == "one"
         assert job["comment"] == f"hubgrid-allocation={a['id']}"  # what reconcile reads
+        # the venv's `hubgrid` in a Lab terminal of the job's server
+        shown = run_in_terminal(hub, user, "one", "command -v hubgrid")
+        assert str(Path(sys.executable).parent / "hubgrid") in shown, shown
         r = requests.get(f"{hub.url}/user/{user}/one/api/status", timeout=30,
                          headers={"Authorization": f"token {hub.token(user)}"})
         assert r.status_code == 200, r.text
