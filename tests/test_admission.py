@@ -106,7 +106,7 @@ SLOT_LIMITS = [
      ["domain acme cpu: used 15.5 + requested 1 > limit 16 (over by 0.5)"]),
     ("domain memory: requested alone above: refuse",
      domain(slots(mem=8 * GiB)), request(mem=16 * GiB), "refuse",
-     ["domain acme mem: used 0 + requested 17179869184 > limit 8589934592 (over by 8589934592)"]),
+     ["domain acme mem: used 0 B + requested 16 GiB > limit 8 GiB (over by 8 GiB)"]),
     ("a slot the policy does not name is unlimited",
      user(slots(cpu=4), slots(cpu=4)), request(gpu=4), "admit", []),
     ("a slot not named is limited to zero when unspecified_limited: refuse",
@@ -279,7 +279,7 @@ GROUP_RULES = [
      group(largest_node={"cpu": D(32), "mem": D(GiB)}),
      ["resource group gpu gpu.shares: requested 0.5 > largest node 0"]),
     ("a slot no node has: refuse", request(mem=1), group(largest_node={"cpu": D(32)}),
-     ["resource group gpu mem: requested 1 > largest node 0"]),
+     ["resource group gpu mem: requested 1 B > largest node 0 B"]),
 ]
 
 
@@ -321,6 +321,51 @@ def test_waiting_for_capacity_says_what_it_waits_for():
     assert d.text == ("resource group gpu: no node has room now for cpu 2, gpu 1 "
                       "(waiting for running sessions to end)")
     assert [(r.code, r.kind, r.level) for r in d.reasons] == [("capacity", "wait", "resource-group")]
+
+
+def room(cpu=0, mem=0, gpu=0, gpu_shares=0) -> dict[str, Decimal]:
+    """What one node has free now, as the ledger's ``node_room`` counts it."""
+    return slots(cpu=cpu, mem=mem, gpu=gpu, gpu_shares=gpu_shares)
+
+
+SHORT = [
+    ("the slot short on every node, with the most one node has free",
+     request(cpu=1, mem=2 * GiB), (room(cpu=0.5, mem=8 * GiB), room(cpu=0.25, mem=4 * GiB)),
+     "resource group gpu: no node has room now for cpu 1, mem 2 GiB: cpu short by 0.5 "
+     "(at most 0.5 free on a node), waiting for running sessions to end"),
+    ("memory reads in binary units, exactly",
+     request(mem=2 * GiB), (room(mem=512 * 2**20), room(mem=1000)),
+     "resource group gpu: no node has room now for mem 2 GiB: mem short by 1536 MiB "
+     "(at most 512 MiB free on a node), waiting for running sessions to end"),
+    ("every short slot is named",
+     request(cpu=4, gpu=2), (room(cpu=2, gpu=1),),
+     "resource group gpu: no node has room now for cpu 4, gpu 2: cpu short by 2 (at most 2 "
+     "free on a node) and gpu short by 1 (at most 1 free on a node), waiting for running "
+     "sessions to end"),
+    ("a share is short on one GPU",
+     request(gpu_shares=0.5), (room(cpu=8, gpu_shares=0.3),),
+     "resource group gpu: no node has room now for gpu.shares 0.5: gpu.shares short by 0.2 "
+     "(at most 0.3 free on a GPU), waiting for running sessions to end"),
+    ("each slot fits some node, none has both: what the closest node lacks",
+     request(cpu=4, mem=8 * GiB), (room(cpu=8, mem=2 * GiB), room(cpu=2, mem=16 * GiB),
+                                   room(cpu=3, mem=8 * GiB)),
+     "resource group gpu: no node has room now for cpu 4, mem 8 GiB: cpu short by 1 on the "
+     "closest node (3 free there), waiting for running sessions to end"),
+    ("every node that could hold it drained",
+     request(cpu=1), (),
+     "resource group gpu: no node has room now for cpu 1: every node that could hold it "
+     "is drained, waiting for one to take sessions again"),
+]
+
+
+@pytest.mark.parametrize("req, free, text", [c[1:] for c in SHORT], ids=[c[0] for c in SHORT])
+def test_waiting_for_capacity_says_which_slot_is_short_and_by_how_much(req, free, text):
+    d = waiting_for_capacity(req, snapshot(user()), free)
+    assert d.verdict == "pending"
+    assert d.text == text
+    assert [r.as_dict() for r in d.reasons] == [{
+        "code": "capacity", "kind": "wait", "level": "resource-group", "name": "gpu",
+        "text": text}]
 
 
 WAITING = [

@@ -233,7 +233,7 @@ async def test_dry_run_that_can_never_fit_is_refused_with_the_reason(hubgrid):
     # the default memory (2G, as the spawn form's) is over the policy's 0
     dflt = await hubgrid("alice", "sessions", "dry-run", "-g", "gpu")
     assert dflt.code == 1 and dflt.out.splitlines()[1] == (
-        "  user alice mem: used 0 + requested 2147483648 > limit 0 (over by 2147483648)")
+        "  user alice mem: used 0 B + requested 2 GiB > limit 0 B (over by 2 GiB)")
 
 
 async def test_a_bad_project_is_refused_with_the_services_message(hubgrid):

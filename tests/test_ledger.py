@@ -184,8 +184,25 @@ def test_over_capacity_now_the_request_waits_for_capacity(gpu):
     assert p["state"] == "pending"
     assert [(r["code"], r["level"], r["text"]) for r in p["reasons"]] == [(
         "capacity", "resource-group",
-        "resource group gpu: no node has room now for gpu 1 (waiting for running sessions to end)",
+        "resource group gpu: no node has room now for gpu 1: gpu short by 1 (at most 0 free "
+        "on a node), waiting for running sessions to end",
     )]
+
+
+def test_a_waiting_reason_counts_only_the_nodes_that_could_hold_it(gpu):
+    """The T4 node's free GPUs do not count for a request of A100s; a
+    share is short on the fullest-free GPU, not on the node's sum."""
+    ask(gpu, gpu=2, gpu_models=["A100"])
+    p = ask(gpu, gpu=1, gpu_models=["A100"])
+    assert p["reasons"][0]["text"].endswith(
+        ": gpu short by 1 (at most 0 free on a node), waiting for running sessions to end")
+    solo(gpu, gpus=2)
+    ask(gpu, group="solo", gpu_shares="0.7"), ask(gpu, group="solo", gpu_shares="0.6")
+    q = ask(gpu, group="solo", gpu_shares="0.5")
+    assert q["state"] == "pending"
+    assert q["reasons"][0]["text"] == (
+        "resource group solo: no node has room now for gpu.shares 0.5: gpu.shares short by "
+        "0.1 (at most 0.4 free on a GPU), waiting for running sessions to end")
 
 
 # ---------------------------------------------------------------- refusals

@@ -388,3 +388,24 @@ def test_allow_list_items_take_image_references_and_host_names():
         "allowed_vfolder_hosts": ["local", "nfs-1"],
     })
     assert body.allowed_images[0] == "cr.example.org/hubgrid/base:1.0"
+
+
+BYTES = [
+    ("whole GiB", 2 * 2**30, "2 GiB"),
+    ("whole MiB", 512 * 2**20, "512 MiB"),
+    ("1.5 GiB is exact in MiB", 1610612736, "1536 MiB"),
+    ("not a multiple of a KiB: bytes", 1000, "1000 B"),
+    ("zero", 0, "0 B"),
+    ("a fraction of a byte is shown as is", Decimal("0.5"), "0.5 B"),
+]
+
+
+@pytest.mark.parametrize("amount, text", [c[1:] for c in BYTES], ids=[c[0] for c in BYTES])
+def test_memory_reads_exactly_in_the_largest_binary_unit_that_divides_it(amount, text):
+    assert names.format_bytes(Decimal(amount)) == text
+    assert names.format_slot("mem", Decimal(amount)) == text
+
+
+def test_slots_other_than_memory_read_as_plain_amounts():
+    assert names.format_slot("cpu", Decimal("1024")) == "1024"
+    assert names.format_slot("gpu.shares", Decimal("0.50")) == "0.5"

@@ -133,6 +133,29 @@ def format_amount(amount: Decimal) -> str:
     return text
 
 
+_BINARY = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20),
+           ("KiB", 1 << 10))
+
+
+def format_bytes(amount: Decimal | int) -> str:
+    """Bytes exactly, in the largest binary unit that divides them, as the
+    hubgrid CLI and Lab show memory: 2147483648 -> "2 GiB", 536870912 ->
+    "512 MiB", 1610612736 -> "1536 MiB", 1000 -> "1000 B", 0 -> "0 B"."""
+    n = Decimal(amount)
+    if n == n.to_integral_value() and n > 0:
+        whole = int(n)
+        for unit, size in _BINARY:
+            if whole % size == 0:
+                return f"{whole // size} {unit}"
+    return f"{format_amount(n)} B"
+
+
+def format_slot(slot: str, amount: Decimal | int) -> str:
+    """One slot's amount for people: memory (``mem``) in binary units
+    (``format_bytes``), every other slot as its plain amount."""
+    return format_bytes(amount) if slot == "mem" else format_amount(Decimal(amount))
+
+
 def check_slots(value) -> dict[str, str]:
     """A slot map ``{name: amount}`` in canonical form (amounts as strings)."""
     if not isinstance(value, dict):

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Mapping
 
 from ..core import slots as slotlib
-from ..core.names import format_amount
+from ..core.names import format_amount, format_slot
 
 ZERO = Decimal(0)
 
@@ -44,7 +44,8 @@ class Reason:
     def text(self) -> str:
         if self.message:
             return self.message
-        f = format_amount
+        def f(amount):
+            return format_slot(self.slot, amount)
         over = self.used + self.requested - self.limit
         return (
             f"{self.level} {self.name} {self.slot}: used {f(self.used)} + requested "
@@ -190,7 +191,7 @@ def check_image(req: Request, snap: Snapshot) -> list[Reason]:
             out.append(Reason("image", REFUSE, "image", img.name, slot,
                               requested=offered, limit=minimum,
                               message=f"image {img.name} needs at least {slot} "
-                              f"{format_amount(minimum)} (requested {format_amount(offered)})"))
+                              f"{format_slot(slot, minimum)} (requested {format_slot(slot, offered)})"))
     return out
 
 
@@ -215,7 +216,7 @@ def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
         if amount > biggest:
             out.append(Reason("capacity", REFUSE, "resource-group", g.name, slot,
                               message=f"resource group {g.name} {slot}: requested "
-                              f"{format_amount(amount)} > largest node {format_amount(biggest)}"))
+                              f"{format_slot(slot, amount)} > largest node {format_slot(slot, biggest)}"))
     nodes = g.nodes
     if req.gpu_models and slotlib.gpu_devices(req.slots) and g.node_models:
         nodes = tuple(n for n, models in zip(g.nodes, g.node_models) if models & req.gpu_models)
@@ -229,8 +230,7 @@ def check_capacity(req: Request, snap: Snapshot) -> list[Reason]:
     ):
         out.append(Reason("capacity", REFUSE, "resource-group", g.name,
                           message=f"resource group {g.name}: no node has "
-                          + ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
-                          + " together"))
+                          + _amounts(req.slots) + " together"))
     return out
 
 
@@ -346,8 +346,8 @@ def check_pending(req: Request, snap: Snapshot) -> list[Reason]:
                 out.append(Reason("pending-slots", REFUSE, limits.level, limits.name, slot,
                                   used, amount, cap,
                                   message=f"{limits.level} {limits.name} pending {slot}: "
-                                  f"{format_amount(used)} + requested {format_amount(amount)} > "
-                                  f"limit {format_amount(cap)}"))
+                                  f"{format_slot(slot, used)} + requested {format_slot(slot, amount)} > "
+                                  f"limit {format_slot(slot, cap)}"))
     return out
 
 
@@ -379,12 +379,55 @@ def _waiting(req: Request, snap: Snapshot, code: str, message: str) -> Decision:
                                        message=message),))
 
 
-def waiting_for_capacity(req: Request, snap: Snapshot) -> Decision:
-    """Admitted by the limits, but no node has room now: pending."""
-    asked = ", ".join(f"{k} {format_amount(v)}" for k, v in sorted(req.slots.items()))
+def waiting_for_capacity(req: Request, snap: Snapshot,
+                         free: tuple[Mapping[str, Decimal], ...] | None = None) -> Decision:
+    """Admitted by the limits, but no node has room now: pending. ``free``:
+    what each node that could hold the request (schedulable, an allowed GPU
+    model) has free now (``gpu``: whole free GPUs, ``gpu.shares``: the most
+    free on one GPU); the reason then says which slot is short, by how much."""
+    why = "" if not free else shortfall(req.slots, free)
+    if free is not None and not free:
+        tail = ": every node that could hold it is drained, waiting for one to take sessions again"
+    elif why:
+        tail = f": {why}, waiting for running sessions to end"
+    else:
+        tail = " (waiting for running sessions to end)"
     return _waiting(req, snap, "capacity",
-                    f"resource group {snap.group.name}: no node has room now for {asked} "
-                    "(waiting for running sessions to end)")
+                    f"resource group {snap.group.name}: no node has room now for "
+                    f"{_amounts(req.slots)}{tail}")
+
+
+def _amounts(slots: Mapping[str, Decimal]) -> str:
+    """``cpu 1, mem 2 GiB``: a request's slots for people."""
+    return ", ".join(f"{k} {format_slot(k, v)}" for k, v in sorted(slots.items()))
+
+
+#: the slots placement judges per node; a share sits on ONE GPU
+PLACED = ("cpu", "mem", "gpu", "gpu.shares")
+
+
+def shortfall(slots: Mapping[str, Decimal], free: tuple[Mapping[str, Decimal], ...]) -> str:
+    """What is short for ``slots`` on the nodes' ``free`` amounts: the slots
+    short on every node, each with the most one node (one GPU, for shares)
+    has free; when each fits somewhere but no node has them all, what the
+    closest node lacks. Empty when nothing is short."""
+    asked = {k: v for k, v in sorted(slots.items()) if k in PLACED and v > ZERO}
+    most = {k: max(n.get(k, ZERO) for n in free) for k in asked}
+    short = [k for k in asked if asked[k] > most[k]]
+    if short:
+        return " and ".join(
+            f"{k} short by {format_slot(k, asked[k] - most[k])} (at most "
+            f"{format_slot(k, most[k])} free on {'a GPU' if k == 'gpu.shares' else 'a node'})"
+            for k in short)
+
+    def gaps(node):
+        return {k: v - node.get(k, ZERO) for k, v in asked.items() if v > node.get(k, ZERO)}
+
+    closest = gaps(min(free, key=lambda n: (len(gaps(n)),
+                                            sum(g / asked[k] for k, g in gaps(n).items()))))
+    return " and ".join(
+        f"{k} short by {format_slot(k, gap)} on the closest node "
+        f"({format_slot(k, asked[k] - gap)} free there)" for k, gap in closest.items())
 
 
 def waiting_in_line(req: Request, snap: Snapshot, ahead: int) -> Decision:

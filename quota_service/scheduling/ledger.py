@@ -287,10 +287,26 @@ def judge(req: admission.Request, snap: admission.Snapshot, state, strategy):
     decision = admission.decide(req, snap)
     if decision.verdict != "admit":
         return decision, None
-    placement = strategy.choose(state(), placement_request(req.slots, req.gpu_models))
+    cluster = state()
+    preq = placement_request(req.slots, req.gpu_models)
+    placement = strategy.choose(cluster, preq)
     if placement is None:
-        return admission.waiting_for_capacity(req, snap), None
+        return admission.waiting_for_capacity(req, snap, node_room(cluster, preq)), None
     return decision, placement
+
+
+def node_room(cluster: ClusterState, preq: PRequest) -> tuple[dict[str, Decimal], ...]:
+    """What each node that could hold ``preq`` (schedulable; for GPUs, an
+    allowed model) has free now, in slots: ``gpu`` whole free GPUs,
+    ``gpu.shares`` the most free on one GPU."""
+    out = []
+    for n in cluster.nodes():
+        if not n.schedulable or (preq.num_gpu and not preq.allows_model(n.gpu_model)):
+            continue
+        out.append({"cpu": Decimal(n.cpu_free) / THOUSAND, "mem": Decimal(n.mem_free),
+                    "gpu": Decimal(sum(1 for f in n.gpu_free if f == GPU_MILLI)),
+                    "gpu.shares": Decimal(max(n.gpu_free, default=0)) / THOUSAND})
+    return tuple(out)
 
 
 # --- models ------------------------------------------------------------------
