@@ -19,8 +19,8 @@ import requests
 from bs4 import BeautifulSoup
 
 from hub_fixtures import _ok, build_world, launch_hub, require, stop_hub
-from session_fixtures import (allocations, eventually, hub_log, server_of, spawn, stop_server,
-                              wait_ready)
+from session_fixtures import (allocations, eventually, hub_log, run_in_terminal, server_of, spawn,
+                              stop_server, wait_ready)
 
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
 IMAGE = "hubgrid/base:latest"
@@ -160,6 +160,9 @@ def test_apps_are_listed_per_session_and_reached_through_the_proxy(dock):
         r = s.get(hub.url + apps["terminal"].replace("/terminals/1", f"/terminals/{r.json()['name']}"),
                   timeout=30)
         assert r.status_code == 200 and "JupyterLab" in r.text
+        # its shell finds the image's `hubgrid` (a login shell: /etc/profile resets PATH)
+        shown = run_in_terminal(hub, "alice", "apps", "command -v hubgrid")
+        assert "/opt/hubgrid/venv/bin/hubgrid" in shown, shown
         # the files app runs in the container behind jupyter-server-proxy
         r = s.get(hub.url + apps["files"], timeout=60)
         assert r.status_code == 200 and "Directory listing" in r.text
