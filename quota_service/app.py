@@ -276,6 +276,17 @@ class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, Applic
         timeouts, head-of-line passes). Releases trigger a pass at once.""",
     ).tag(config=True)
 
+    docs_url = Unicode(
+        "",
+        help="""Where your hubgrid documentation is published, linked from the
+        service's landing page (the hub's Services -> hubgrid), e.g.::
+
+            c.HubgridService.docs_url = "https://docs.example.org/hubgrid/"
+
+        Empty (the default): the page names the guides in hubgrid's ``docs/``
+        folder (user.md, cli.md, admin.md) without a link.""",
+    ).tag(config=True)
+
     hub_base_url = Unicode(
         help="""The hub's base URL, under which session apps are served
         (``{hub_base_url}user/{name}/...``); the hub gives it to its services

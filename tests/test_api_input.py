@@ -134,9 +134,16 @@ def test_keypair_secret_is_shown_once(world):  # noqa: F811
 def test_browser_reaches_the_api_through_hub_oauth(world):  # noqa: F811
     hub = world.hub
     browser = hub.login("alice").session
+    # the hub's navbar (Services -> hubgrid): a browser logs in through the
+    # hub (OAuth) and lands on a page, not JSON
+    page = browser.get(hub.url + "/services/hubgrid/", timeout=30,
+                       headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert page.status_code == 200 and page.url.endswith("/services/hubgrid/"), page.url
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert '<dd id="name">alice</dd>' in page.text and '/user/alice/lab"' in page.text
     r = browser.get(hub.url + "/services/hubgrid/", timeout=30)
     assert r.status_code == 200, r.text[:300]
-    assert r.url.endswith("/services/hubgrid/api/v1/me")
+    assert r.url.endswith("/services/hubgrid/api/v1/me")  # not a browser's Accept: JSON
     assert r.json()["name"] == "alice"
     # the OpenAPI document names the cookie the service really set
     doc = hub.call("GET", "openapi.json").json()

@@ -216,6 +216,14 @@ def test_who_administers_which_domain(caller, administers):
     assert {d for d in ("acme", "globex", "initech") if p.administers(d)} == administers
 
 
+@pytest.mark.parametrize("caller, has", [
+    ("superadmin", True), ("admin-here", True), ("admin-other", True),
+    ("member", False), ("non-member", False), ("foreign-user", False),
+])
+def test_who_gets_the_admin_pages(caller, has):
+    assert authz.has_admin_pages(CALLERS[caller]) is has
+
+
 def test_a_domain_admin_of_a_lookalike_domain_administers_nothing_else():
     p = Principal("eve", Role.domain_admin, "acme2")
     assert not p.administers("acme")

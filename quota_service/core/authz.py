@@ -269,6 +269,12 @@ def admin_page_scope(p: Principal, what: str) -> str | None:
     raise Denied(f"only admins may {what}")
 
 
+def has_admin_pages(p: Principal) -> bool:
+    """Does ``p`` get the admin pages (the Lab's "hubgrid Admin" menu):
+    superadmins and domain admins, not users."""
+    return p.is_superadmin or is_domain_admin_role(p.role)
+
+
 def sees_whose(p: Principal, domain: str) -> bool:
     """On an admin page, does ``p`` see who holds or asks for something of
     ``domain`` (else it shows only as taken or as a place in a queue)?"""
