@@ -394,22 +394,33 @@ class HubgridSpawnerMixin(Configurable):
             await self._release("the server failed to start")
             raise
 
+    #: RELEASE_STOPPED: the hub stops the server because its owner, an admin
+    #: or the culler asked (JupyterHub calls stop()); RELEASE_DIED: poll()
+    #: found it gone when nobody was stopping it
+    RELEASE_STOPPED = "stopped"
+    RELEASE_DIED = "the server is no longer running"
+    #: inside stop(): the wrapped spawner's own polls (LocalProcessSpawner's
+    #: wait_for_death) see the process end because it is being stopped
+    _stopping = False
+
     async def stop(self, now=False):
+        self._stopping = True
         try:
             await super().stop(now=now)
         finally:
+            self._stopping = False
             if self.allocation_id:
                 await self.session_ended()
-            await self._release("the server stopped")
+            await self._release(self.RELEASE_STOPPED)
 
     async def poll(self):
         status = await super().poll()
-        if self.allocation_id:
+        if self.allocation_id and not self._stopping:  # stop() releases its own
             if status is None:
                 await self.push_log()
             else:
                 await self.session_ended()
-                await self._release("the server is no longer running")
+                await self._release(self.RELEASE_DIED)
                 # JupyterHub does not call stop() for a server that died
                 await self.discard_session()
         return status

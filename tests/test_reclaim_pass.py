@@ -133,7 +133,7 @@ async def test_a_failed_hub_stop_is_retried_and_the_reclaim_recorded_once(served
     assert outcomes == ["error", "success", "success"]  # every attempt is in the access log
     # the server stopped: its spawner releases it, and the session ends for the rule
     resp, ended = await served.call(
-        "DELETE", f"internal/allocations/{session}?reason=the%20server%20stopped", "internal")
+        "DELETE", f"internal/allocations/{session}?reason=stopped", "internal")
     assert resp.code == 200, ended
     assert ended["state"] == "released" and ended["release_reason"].startswith("reclaimed (idle): ")
 

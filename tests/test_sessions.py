@@ -39,7 +39,7 @@ def ask(cluster, user="alice", project="ml", slots=SLOTS, **fields) -> dict:
     return cluster.submit(user, project, "gpu", slots=slots, **fields)
 
 
-def release(cluster, alloc_id, exit_code=None, reason="the server stopped",
+def release(cluster, alloc_id, exit_code=None, reason="stopped",
             base_url="/") -> dict:
     with db.ledger_transaction(cluster.world.session_factory) as s:
         return ledger.release_allocation(s, ledger.get_allocation(s, alloc_id), cluster.now,

@@ -475,7 +475,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
     ended now, with ``exit_code`` when the spawner knows it), a pending one
     cancelled. Releasing it again changes nothing and answers the same.
     A session the reclaim pass stopped ends for the rule that stopped it,
-    whoever releases it (its spawner says only that the server stopped)."""
+    whoever releases it (its spawner says only "stopped")."""
     if a.state in ACTIVE:
         if a.state == "allocated":
             a.state, a.ended_at, a.exit_code = "released", now, exit_code
