@@ -62,6 +62,15 @@ def read_from(path, offset: int) -> bytes:
         return b""
 
 
+def options_read_at_start(spawner, user_options: dict) -> None:
+    """JupyterHub's ``apply_user_options`` hook for hubgrid spawners: the
+    options (project, resource_group, cpu, mem, gpu, gpu_shares, image,
+    vfolders, ...) are validated against the spawn options' schema and
+    applied by ``start()`` (``_admit``: a bad one fails the start with a 400),
+    so there is nothing to do before it. Declaring the hook tells the hub
+    the options are handled (no "Received unhandled user_options" warning)."""
+
+
 class HubgridSpawnerMixin(Configurable):
     """hubgrid admission, placement and release for any JupyterHub spawner."""
 
@@ -183,6 +192,10 @@ class HubgridSpawnerMixin(Configurable):
 
     def options_from_form(self, formdata):
         return options_from_form(formdata)
+
+    @default("apply_user_options")
+    def _default_apply_user_options(self):
+        return options_read_at_start
 
     # -- lifecycle ------------------------------------------------------------
 
