@@ -60,6 +60,11 @@ MSG
 else
     echo "hubgrid is starting at $url (passwords were printed at the first start; see $HUBGRID_STATE_DIR/)"
 fi
+if [[ "${HUBGRID_SPAWNER:-local}" == local && "$(id -u)" == 0 ]]; then
+    echo "WARNING: local sessions run as this hub's user, root: whoever logs in gets a root" \
+         "shell here (the passwords in $HUBGRID_STATE_DIR/ too). Try the demo alone, on" \
+         "loopback; for more than one person use HUBGRID_SPAWNER=docker or slurm."
+fi
 demo_gpus="${HUBGRID_DEMO_GPUS:-2}"
 if [[ "$demo_gpus" != 0 ]]; then
     echo "demo GPUs: the node declares $demo_gpus GPUs (model demo-declared): NOT real devices," \

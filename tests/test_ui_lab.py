@@ -124,6 +124,13 @@ def test_a_session_started_from_the_sessions_panel_shows_live_and_moves_the_summ
             arg=[gpu.element_handle(timeout=SLOW), "0.5 / 2"], timeout=SLOW)
         assert gpu.inner_text().startswith("0.5 / 2"), gpu.inner_text()
         assert cpu.inner_text().startswith("1 / 8"), cpu.inner_text()
+        # ... and the GPU map: the device holding the share says so, visibly
+        taken = summary.locator('.jp-hubgrid-gpu [data-field="taken"]', has_text="0.5").first
+        taken.wait_for(timeout=SLOW)
+        tile = taken.locator("xpath=ancestor::li[1]").bounding_box()
+        box = taken.bounding_box()
+        assert box["y"] + box["height"] <= tile["y"] + tile["height"] + 0.5, (box, tile)
+        assert box["x"] + box["width"] <= tile["x"] + tile["width"] + 0.5, (box, tile)
         # the hub's own stop (below) of a server still starting may fail (500,
         # "pending spawn"; the Lab's hub door waits that out, tests/test_lab_hubroutes.py)
         wait_ready(hub, a, name)

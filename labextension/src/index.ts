@@ -1,10 +1,5 @@
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 
-import { HubgridPanel } from './panel';
 import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
 import { statisticsPlugin } from './statistics/plugin';
@@ -12,20 +7,15 @@ import { adminOpsPlugin } from './admin/ops/plugin';
 import { adminPlugin } from './admin/plugin';
 
 /**
- * The hubgrid panel in the left sidebar: who this Lab acts as in hubgrid.
+ * The extension's own plugin: says it is active (the Summary, Sessions and
+ * Data panels, the Statistics page and the admin pages are the plugins below).
  */
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'jupyterlab-hubgrid:plugin',
   description:
     'hubgrid in JupyterLab: your quotas, sessions and data folders on a hubgrid cluster',
   autoStart: true,
-  optional: [ILayoutRestorer],
-  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null) => {
-    const panel = new HubgridPanel(app.serviceManager.serverSettings);
-    app.shell.add(panel, 'left', { rank: 600 });
-    if (restorer) {
-      restorer.add(panel, panel.id);
-    }
+  activate: (app: JupyterFrontEnd) => {
     console.log('JupyterLab extension jupyterlab-hubgrid is activated!');
   }
 };

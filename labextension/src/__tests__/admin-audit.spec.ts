@@ -1,4 +1,4 @@
-import { auditCsvPath, auditPath, NO_AUDIT_FILTERS, pageLabel, previousOffset, utcTime } from '../admin/audit/query';
+import { NO_AUDIT_FILTERS, auditCsvPath, auditPath, pageLabel, previousOffset, utcText, utcTime } from '../admin/audit/query';
 import { AdminError, errorFromBody, fieldErrors } from '../admin/errors';
 
 describe('access log filters', () => {
@@ -46,5 +46,13 @@ describe('service errors', () => {
     expect(e.message).toBe('not your domain');
     expect(fieldErrors(e)).toEqual({});
     expect(fieldErrors(new AdminError(422, 'name: too long'))).toEqual({ name: 'name: too long' });
+  });
+});
+
+describe('the time of an entry', () => {
+  it('reads in UTC, as the filters, to the second', () => {
+    expect(utcText('2026-11-24T13:24:03.045886+00:00')).toBe('2026-11-24 13:24:03 UTC');
+    expect(utcText('2026-11-24T14:24:03+01:00')).toBe('2026-11-24 13:24:03 UTC');
+    expect(utcText('not a time')).toBe('not a time');
   });
 });

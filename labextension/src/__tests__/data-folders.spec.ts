@@ -2,6 +2,7 @@ import {
   fillFraction,
   folderKind,
   folderTable,
+  foldersText,
   sortRows,
   storageUse,
   useText
@@ -108,5 +109,16 @@ describe('the folder table', () => {
     const evil = userFolder('<script>alert(1)</script>', 'alice', 'wd');
     const [row] = folderTable([evil], alice, policy, 'active');
     expect(row.name).toBe('<script>alert(1)</script>');
+  });
+});
+
+describe('how many folders', () => {
+  it('reads as English: the noun agrees with the last number', () => {
+    expect(foldersText(1, null)).toBe('1 folder');
+    expect(foldersText(0, null)).toBe('0 folders');
+    expect(foldersText(3, null)).toBe('3 folders');
+    expect(foldersText(1, 5)).toBe('1 of 5 folders');
+    expect(foldersText(1, 1)).toBe('1 of 1 folder');
+    expect(foldersText(0, 1)).toBe('0 of 1 folder');
   });
 });

@@ -86,7 +86,10 @@ export function FieldError(props: { field: string; errors: { [field: string]: st
   ) : null;
 }
 
-/** A small labelled form row. */
+/**
+ * A small labelled form row: the label names its input (its accessible
+ * name is the label alone); the hint and the service's problem follow it.
+ */
 export function Field(props: {
   label: string;
   field: string;
@@ -95,12 +98,14 @@ export function Field(props: {
   children: React.ReactNode;
 }): JSX.Element {
   return (
-    <label className="jp-hubgrid-admin-field" data-field={props.field}>
-      <span className="jp-hubgrid-admin-label">{props.label}</span>
-      {props.children}
+    <div className="jp-hubgrid-admin-field" data-field={props.field}>
+      <label className="jp-hubgrid-admin-field-input">
+        <span className="jp-hubgrid-admin-label">{props.label}</span>
+        {props.children}
+      </label>
       {props.hint && <span className="jp-hubgrid-admin-hint">{props.hint}</span>}
       {props.errors && <FieldError field={props.field} errors={props.errors} />}
-    </label>
+    </div>
   );
 }
 

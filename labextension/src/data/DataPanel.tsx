@@ -10,7 +10,7 @@ import * as React from 'react';
 
 import * as actions from './actions';
 import { FolderTable, IFolderActions } from './FolderTable';
-import { fillFraction, folderTable, IFolderRow, storageUse, useText } from './folders';
+import { fillFraction, folderTable, foldersText, IFolderRow, storageUse, useText } from './folders';
 import { dataIcon } from './icons';
 import { badgeText } from './invitations';
 import { DataModel } from './model';
@@ -30,13 +30,12 @@ function StorageSummary(props: { model: DataModel }): JSX.Element | null {
     <ul className="jp-hubgrid-data-quota" aria-label="storage quota">
       {uses.map(u => {
         const fill = fillFraction(u.bytes, u.maxBytes);
-        const count = u.maxFolders === null ? `${u.folders}` : `${u.folders} of ${u.maxFolders}`;
         return (
           <li key={u.key} data-owner={u.key}>
             <span className="jp-hubgrid-data-who">{u.label}</span>{' '}
             <span>
-              {useText(u.bytes, u.maxBytes)} · {count} folder{u.maxFolders === 1 && u.folders <= 1 ? '' : 's'}
-              {u.complete ? '' : ' (visible ones)'}
+              {useText(u.bytes, u.maxBytes)} · {foldersText(u.folders, u.maxFolders)}
+              {u.complete ? '' : ' (of those you can see)'}
             </span>
             {fill !== null && (
               <span className="jp-hubgrid-data-bar" role="meter" aria-valuenow={Math.round(fill * 100)}
@@ -124,7 +123,7 @@ export class DataPanel extends ReactWidget {
     this.id = 'jp-hubgrid-data';
     this.addClass('jp-hubgrid-data-panel');
     this.title.icon = dataIcon;
-    this.title.caption = 'hubgrid data';
+    this.title.caption = 'hubgrid: Data';
     const model = _model;
     this._actions = {
       open: openFolder,
@@ -159,8 +158,8 @@ export class DataPanel extends ReactWidget {
       delete dataset['hubgrid-badge'];
       this.title.dataset = text ? { ...dataset, 'hubgrid-badge': text } : dataset;
       this.title.caption = text
-        ? `hubgrid data (${this._model.waiting} invitation(s) waiting)`
-        : 'hubgrid data';
+        ? `hubgrid: Data (${this._model.waiting} invitation(s) waiting)`
+        : 'hubgrid: Data';
     }
   }
 

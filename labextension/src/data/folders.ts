@@ -128,6 +128,12 @@ export function fillFraction(used: number, limit: number | null): number | null 
   return Math.min(1, Math.max(0, used / limit));
 }
 
+/** `1 folder`, `3 folders`, `1 of 5 folders`, `1 of 1 folder`: the noun agrees with the last number. */
+export function foldersText(count: number, limit: number | null): string {
+  const last = limit === null ? count : limit;
+  return `${limit === null ? count : `${count} of ${limit}`} folder${last === 1 ? '' : 's'}`;
+}
+
 /** `40 MiB of 1 GiB` or `40 MiB (no limit)`. */
 export function useText(used: number, limit: number | null): string {
   return limit === null

@@ -49,6 +49,13 @@ export function Bar(props: { bar: IBar }): JSX.Element {
   );
 }
 
+/** how each role reads */
+const ROLE_TEXT: { [role: string]: string } = {
+  user: 'user',
+  'domain-admin': 'domain admin',
+  superadmin: 'superadmin'
+};
+
 function LevelView(props: { level: ILevel }): JSX.Element {
   const { level } = props;
   const s = level.sessions;
@@ -82,12 +89,13 @@ function GpuMap(props: { node: INodeView }): JSX.Element | null {
       {node.gpus.map(g => {
         const who = g.holders.map(h => `${h.session} ${h.share}`).join(', ');
         return (
-          <li key={g.index} className="jp-hubgrid-gpu" data-gpu={g.index} title={who || 'free'}>
+          <li key={g.index} className="jp-hubgrid-gpu" data-gpu={g.index}
+            title={`GPU ${g.index} ${g.model}: ${who || 'free'}`}>
             <span className="jp-hubgrid-gpu-fill" style={{ height: `${g.takenPercent}%` }} />
             <span className="jp-hubgrid-gpu-text">
-              <b>GPU {g.index}</b> {g.model}
-              <br />
-              <span data-field="taken">{g.taken}</span> taken
+              <b>GPU {g.index}</b>
+              <span className="jp-hubgrid-gpu-model">{g.model}</span>
+              <span><span data-field="taken">{g.taken}</span> taken</span>
             </span>
           </li>
         );
@@ -142,6 +150,9 @@ export function SummaryView(props: { summary: ISummary | null; error: string }):
   return (
     <div className="jp-hubgrid-summary">
       {error && <p className="jp-hubgrid-error" role="alert">{error}</p>}
+      <p className="jp-hubgrid-identity" data-field="me">
+        <b>{summary.me.name}</b> · domain {summary.me.domain} · {ROLE_TEXT[summary.me.role] ?? summary.me.role}
+      </p>
       <p className="jp-hubgrid-sessions-count" data-field="my-sessions">
         My sessions: <b>{summary.sessions.running}</b> running, <b>{summary.sessions.pending}</b> waiting
       </p>

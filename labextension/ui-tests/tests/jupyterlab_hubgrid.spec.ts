@@ -23,13 +23,12 @@ test('should emit an activation console message', async ({ page }) => {
   ).toHaveLength(1);
 });
 
-test('the hubgrid panel shows why it cannot reach hubgrid, as text', async ({
+test('the Summary panel shows why it cannot reach hubgrid, as text', async ({
   page
 }) => {
   await page.goto();
-  await page.getByRole('tab', { name: 'hubgrid' }).click();
-  const panel = page.locator('#jp-hubgrid-panel');
-  await expect(panel.getByRole('heading', { name: 'hubgrid' })).toBeVisible();
+  await page.getByRole('tab', { name: 'hubgrid: Summary' }).click();
+  const panel = page.locator('#jp-hubgrid-summary');
   await expect(panel.getByRole('alert')).toContainText(
     'HUBGRID_API_URL (c.HubgridLab.api_url) is not set'
   );

@@ -9,7 +9,7 @@ import * as React from 'react';
 import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
 import { saveBlob } from '../../download';
 import { adminCall, adminDownload } from '../http';
-import { auditCsvPath, auditPath, IAuditFilters, NO_AUDIT_FILTERS, OUTCOMES, pageLabel, PAGE_SIZE, previousOffset } from './query';
+import { auditCsvPath, auditPath, IAuditFilters, NO_AUDIT_FILTERS, OUTCOMES, pageLabel, PAGE_SIZE, previousOffset, utcText } from './query';
 
 interface IEntry {
   id: number;
@@ -103,7 +103,7 @@ export function AuditPage(props: IAdminPageProps): JSX.Element {
         <tbody>
           {entries.map(e => (
             <tr key={e.id} data-entry={e.id} data-outcome={e.outcome}>
-              <td>{e.timestamp}</td>
+              <td title={e.timestamp}>{utcText(e.timestamp)}</td>
               <td>{e.actor}</td>
               <td>{e.domain || ''}</td>
               <td>{e.action}</td>

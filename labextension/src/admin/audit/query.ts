@@ -16,6 +16,15 @@ export const OUTCOMES = ['success', 'failure', 'denied', 'invalid', 'error'];
 
 export const PAGE_SIZE = 50;
 
+/** An ISO time as the filters read it: "2026-11-24 05:00:03 UTC" (no fraction of a second). */
+export function utcText(iso: string): string {
+  const t = new Date(iso);
+  if (!iso || Number.isNaN(t.getTime())) {
+    return iso;
+  }
+  return `${t.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
 /** "2026-11-24T05:00" (a datetime-local input, read as UTC) → ISO with Z. */
 export function utcTime(value: string): string {
   const v = value.trim();

@@ -85,7 +85,7 @@ function CreateProject(props: IAdminPageProps & { domain: string; onCreated: () 
       {input('total_resource_slots', 'Total resource slots', 'cpu=8, gpu.shares=2')}
       {input('max_concurrent_sessions', 'Max concurrent sessions')}
       {input('max_vfolder_count', 'Max folders')}
-      {input('allowed_vfolder_hosts', 'Allowed storage hosts', 'names separated by ;')}
+      {input('allowed_vfolder_hosts', 'Allowed storage hosts', 'names separated by commas')}
       <button type="submit" className="jp-mod-styled jp-mod-accept">Create project</button>
       {error && !Object.keys(errors).length ? <ErrorBar error={error} /> : null}
     </form>

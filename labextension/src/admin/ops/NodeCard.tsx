@@ -12,6 +12,7 @@ import { nodeBars } from './bars';
 import { gpuMap, shortId, untilEmptyText } from './gpumap';
 import { slotsText } from './queue';
 import { IAdminNode } from './types';
+import { formatTime } from '../../data/format';
 
 export interface INodeCardProps {
   node: IAdminNode;
@@ -87,8 +88,8 @@ export function NodeSessions(props: { node: IAdminNode }): JSX.Element {
             <td>{`${s.user} (${s.domain}/${s.project})`}</td>
             <td>{slotsText(s.slots)}</td>
             <td>{(s.gpus ?? []).map(g => `#${g.index}: ${g.share}`).join(', ')}</td>
-            <td>{s.started_at ?? ''}</td>
-            <td>{s.ends_at ?? 'no limit'}</td>
+            <td title={s.started_at ?? ''}>{formatTime(s.started_at)}</td>
+            <td title={s.ends_at ?? ''}>{s.ends_at ? formatTime(s.ends_at) : 'no limit'}</td>
           </tr>
         ))}
         {sessions.length === 0 && (

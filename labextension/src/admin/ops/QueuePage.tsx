@@ -28,6 +28,7 @@ import {
   queueSummary
 } from './queue';
 import { IAdminGroup, IQueue } from './types';
+import { formatTime } from '../../data/format';
 
 /** How often the page reads again while shown (ms). */
 export const LIVE_QUEUE = 5_000;
@@ -84,7 +85,7 @@ function QueueRow(props: IRowProps): JSX.Element {
       <td>{row.position + 1}</td>
       <td>
         {row.who}
-        <div className="jp-hubgrid-ops-sub">{`${shortId(row.id)} · ${row.created}`}</div>
+        <div className="jp-hubgrid-ops-sub" title={row.created}>{`${shortId(row.id)} · ${formatTime(row.created)}`}</div>
       </td>
       <td>{row.slots}</td>
       <td>

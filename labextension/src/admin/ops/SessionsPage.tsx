@@ -19,6 +19,7 @@ import { AdminFrame, ErrorBar, IAdminPageProps, useAdminLoad } from '../frame';
 import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { filterSessions, ISessionFilters, NO_FILTERS, sessionRow, sessionsQuery } from './sessions';
+import { formatTime } from '../../data/format';
 
 /** How often the page reads again while shown (ms). */
 export const LIVE_SESSIONS = 5_000;
@@ -113,7 +114,7 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
               <td>{r.state}</td>
               <td>{r.resources}</td>
               <td>{r.gpus}</td>
-              <td>{r.started}</td>
+              <td title={r.started}>{formatTime(r.started)}</td>
               <td>
                 <Button small minimal onClick={() => void log(r.id)}>Log</Button>
                 {(r.state === 'allocated' || r.state === 'pending') && (
