@@ -228,8 +228,13 @@ async def test_an_unknown_or_unallowed_host_is_refused_alike(api):
 
 
 async def test_vfolder_writes_are_audited_with_the_folder_and_its_domain(api):
+    """Each action reads as what it did: DELETE only moves the folder to the
+    trash (``vfolder.trash``); ``vfolder.purge`` is deleting it for good."""
     resp, f = await api.call("POST", "vfolders", "alice", json_body={"name": "data"})
+    await api.call("PATCH", f"vfolders/{f['id']}", "alice", json_body={"name": "data2"})
     await api.call("DELETE", f"vfolders/{f['id']}", "gina")
+    await api.call("DELETE", f"vfolders/{f['id']}", "alice")
+    await api.call("POST", f"vfolders/{f['id']}/restore", "alice")
     await api.call("DELETE", f"vfolders/{f['id']}", "alice")
     await api.call("POST", f"vfolders/{f['id']}/purge", "alice")
     await api.call("GET", "me", "root")  # the records are written after each answer
@@ -239,8 +244,11 @@ async def test_vfolder_writes_are_audited_with_the_folder_and_its_domain(api):
                     AuditEntry.action.like("vfolder%")).order_by(AuditEntry.id))]
     assert rows == [
         ("vfolder.create", "alice", f["id"], "acme", "success", 201),
-        ("vfolder.delete", "gina", f["id"], None, "denied", 404),
-        ("vfolder.delete", "alice", f["id"], "acme", "success", 204),
+        ("vfolder.rename", "alice", f["id"], "acme", "success", 200),
+        ("vfolder.trash", "gina", f["id"], None, "denied", 404),
+        ("vfolder.trash", "alice", f["id"], "acme", "success", 204),
+        ("vfolder.restore", "alice", f["id"], "acme", "success", 200),
+        ("vfolder.trash", "alice", f["id"], "acme", "success", 204),
         ("vfolder.purge", "alice", f["id"], "acme", "success", 204),
     ]
     assert api.folders.dirs() == []

@@ -70,6 +70,11 @@ class FolderHandler(APIHandler):
             lambda s: folders.trash(s, self.principal, folder_id, now))
         self.no_content()
 
+    def audit_action(self, method: str) -> str:
+        # DELETE only moves it to the trash: "vfolder.purge" deletes for good
+        return {"DELETE": "vfolder.trash", "PATCH": "vfolder.rename"}.get(
+            method, super().audit_action(method))
+
 
 class RestoreHandler(APIHandler):
     resource = "vfolder"
