@@ -111,6 +111,9 @@ elif backend == "slurm":
     c.Spawner.args = TERMINAL_KEEPS_PATH + (["--allow-root"] if os.geteuid() == 0 else [])
 elif backend == "local":
     c.JupyterHub.spawner_class = "hubgrid-local"
+    # the demo's one machine: half a core a session by default, so that four
+    # people (or an admin beside three) fit on two cores
+    c.Spawner.default_size = {"cpu": "0.5", "mem": "1G"}
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
     # sessions run from this venv, which holds the Lab extension
     # (jupyterlab-hubgrid): its `hubgrid` command is first on a Lab terminal's PATH

@@ -140,6 +140,28 @@ class HubgridSpawnerMixin(Configurable):
         ``queue-timeout``). Example: ``c.Spawner.max_queue_wait = 4 * 3600``.""",
     ).tag(config=True)
 
+    default_size = Dict(
+        {"cpu": "1", "mem": "2G"},
+        help="""What a session asks for when its request names no size: ``cpu``
+        (cores, e.g. ``"0.5"``) and ``mem`` (``"512M"``, ``"2G"`` or bytes).
+        The spawn form is filled in with it, and a start through the REST API
+        without ``cpu`` or ``mem`` gets it. The demo (``make run``, local
+        sessions) asks for less, so that more people fit on one machine.
+        Example: ``c.Spawner.default_size = {"cpu": "0.5", "mem": "1G"}``.""",
+    ).tag(config=True)
+
+    @validate("default_size")
+    def _check_default_size(self, proposal):
+        size = dict(proposal.value)
+        unknown = sorted(set(size) - {"cpu", "mem"})
+        if unknown:
+            raise TraitError(f"default_size: only cpu and mem, not {', '.join(unknown)}")
+        try:
+            parse_options(size)
+        except OptionsError as e:
+            raise TraitError(f"default_size: {e}") from None
+        return size
+
     hubgrid_api_url = Unicode(
         help="""The hubgrid API URL sessions call, given to them as
         ``$HUBGRID_API_URL`` (the Lab extension's server side and the
@@ -184,7 +206,7 @@ class HubgridSpawnerMixin(Configurable):
             return TEMPLATES.from_string("<p class=\"alert alert-danger\">{{ e }}</p>").render(
                 e=f"hubgrid cannot offer you sessions now: {e}")
         image = self.session_image(SessionOptions())
-        return spawn_form(choices, image, images=image is not None)
+        return spawn_form(choices, image, defaults=self.default_size, images=image is not None)
 
     @default("options_form")
     def _default_options_form(self):
@@ -210,7 +232,7 @@ class HubgridSpawnerMixin(Configurable):
 
     async def _admit(self) -> dict:
         try:
-            opts, slots = parse_options(self.user_options)
+            opts, slots = parse_options({**self.default_size, **(self.user_options or {})})
         except OptionsError as e:
             raise fail(f"invalid options: {e}", "invalid", 400) from None
         if opts.vfolders and not self.mounts_vfolders:

@@ -96,3 +96,42 @@ def test_an_admins_own_hook_still_wins():
         pass
 
     assert HubgridLocalProcessSpawner(apply_user_options=mine).apply_user_options is mine
+
+
+class ChoosingService(RecordingService):
+    """... whose spawn choices are those of the spawn form's tests."""
+
+    async def spawn_choices(self, user):
+        from test_spawn_options import CHOICES
+
+        return CHOICES
+
+
+async def test_a_request_without_a_size_asks_for_the_default_size_and_the_form_shows_it():
+    log = logging.getLogger("test.spawner.default_size")
+    service = ChoosingService()
+    for options in ({}, {"cpu": "2"}):
+        p = spawner(Probe, log)
+        p.default_size = {"cpu": "0.5", "mem": "1G"}
+        p.service = service
+        p.user_options = {"project": "ml", "resource_group": "gpuhalf", **options}
+        await p.start()
+    assert [b["slots"] for b in service.bodies] == [
+        {"cpu": "0.5", "mem": str(2**30)}, {"cpu": "2", "mem": str(2**30)}]
+    from bs4 import BeautifulSoup
+
+    form = BeautifulSoup(await p._hubgrid_form(), "html.parser")
+    assert (form.select_one("input[name=cpu]")["value"],
+            form.select_one("input[name=mem]")["value"]) == ("0.5", "1G")
+
+
+@pytest.mark.parametrize("size, problem", [
+    ({"gpu": "1"}, "default_size: only cpu and mem, not gpu"),
+    ({"cpu": "lots"}, "default_size: cpu"),
+    ({"mem": "-1G"}, "default_size: slot 'mem'"),
+])
+def test_a_default_size_that_is_not_a_size_is_refused_at_configuration(size, problem):
+    from traitlets import TraitError
+
+    with pytest.raises(TraitError, match=problem):
+        HubgridLocalProcessSpawner(default_size=size)
