@@ -133,9 +133,15 @@ def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
     grants.locator('[data-grant="domain acme"]').wait_for(timeout=SLOW)
     assert {"domain": "acme"} in _ok(hub.call("GET", f"resource-groups/{group}", "admin"), 200)["grants"]
 
-    # drain n1 from its switch
+    # drain n1 from its switch: asked first (Cancel changes nothing), then drained
+    card1.locator(".jp-hubgrid-ops-drain input").click()
+    confirm = page.locator(".jp-Dialog", has_text=f"Drain {n1}?")
+    confirm.get_by_role("button", name="Cancel").click()
+    confirm.wait_for(state="detached", timeout=SLOW)
+    assert _ok(hub.call("GET", f"nodes/{n1}", "admin"), 200)["schedulable"] is True
     with page.expect_response(lambda r: _is(r, "PATCH", f"/nodes/{n1}")) as answer:
         card1.locator(".jp-hubgrid-ops-drain input").click()
+        confirm.get_by_role("button", name="Drain").click()
     assert answer.value.status == 200, answer.value.text()
     groups.locator(f'[data-node="{n1}"][data-schedulable="false"]').wait_for(timeout=SLOW)
     assert _ok(hub.call("GET", f"nodes/{n1}", "admin"), 200)["schedulable"] is False

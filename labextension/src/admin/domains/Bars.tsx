@@ -16,7 +16,7 @@ export function Bars(props: { figures: IFigures; level: string; name: string }):
       {bars.map(b => (
         <div
           key={b.slot}
-          className={`jp-hubgrid-admin-bar-row${b.over ? ' jp-mod-over' : ''}`}
+          className={`jp-hubgrid-admin-bar-row${b.over ? ' jp-mod-over' : ''}${b.limit === null ? ' jp-mod-unlimited' : ''}`}
           data-slot={b.slot}
           data-used={b.used}
           data-limit={b.limit ?? ''}

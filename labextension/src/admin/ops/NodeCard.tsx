@@ -5,14 +5,15 @@
  * rendered as text.
  */
 
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import * as React from 'react';
 
+import { formatTime } from '../../data/format';
 import { ErrorBar } from '../frame';
 import { nodeBars } from './bars';
 import { gpuMap, shortId, untilEmptyText } from './gpumap';
 import { slotsText } from './queue';
 import { IAdminNode } from './types';
-import { formatTime } from '../../data/format';
 
 export interface INodeCardProps {
   node: IAdminNode;
@@ -112,6 +113,19 @@ export function NodeCard(props: INodeCardProps): JSX.Element {
   const [error, setError] = React.useState<unknown>(null);
   const [busy, setBusy] = React.useState(false);
   const toggle = async () => {
+    if (node.schedulable) {
+      const sessions = node.sessions?.length ?? 0;
+      const answer = await showDialog({
+        title: `Drain ${node.name}?`,
+        body:
+          'No new session will be placed on it; ' +
+          (sessions ? `its ${sessions} session(s) you can see run on until they end.` : 'nothing running is stopped.'),
+        buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Drain' })]
+      });
+      if (!answer.button.accept) {
+        return;
+      }
+    }
     setBusy(true);
     try {
       await props.onSchedulable(node.name, !node.schedulable);
