@@ -33,7 +33,7 @@ from hub_ext.config import SERVICE_NAME
 from . import admission
 from .admission import fail, unavailable, user_refused
 from .builders import GPU, MODES, gpu_environment
-from .options import TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
+from .options import DEFAULT_SIZE, TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
 
 
 def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
@@ -141,7 +141,7 @@ class HubgridSpawnerMixin(Configurable):
     ).tag(config=True)
 
     default_size = Dict(
-        {"cpu": "1", "mem": "2G"},
+        DEFAULT_SIZE,
         help="""What a session asks for when its request names no size: ``cpu``
         (cores, e.g. ``"0.5"``) and ``mem`` (``"512M"``, ``"2G"`` or bytes).
         The spawn form is filled in with it, and a start through the REST API

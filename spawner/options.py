@@ -117,6 +117,10 @@ def show_amount(slot: str, amount: str | None) -> str:
     return amount
 
 
+#: what a session asks for when it names no size (``Spawner.default_size``)
+DEFAULT_SIZE = {"cpu": "1", "mem": "2G"}
+
+
 def spawn_form(choices: dict, default_image: str | None = None,
                defaults: dict | None = None, images: bool = True) -> str:
     """The spawn page's form for the service's spawn choices of one user;
@@ -133,6 +137,6 @@ def spawn_form(choices: dict, default_image: str | None = None,
     default_group = "default" if "default" in groups else (names[0] if names else None)
     return TEMPLATES.get_template("form.html").render(
         choices=choices, images=choices["images"] if images else [], groups=[groups[n] for n in names], default_group=default_group,
-        default_image=default_image, defaults=defaults or {"cpu": "1", "mem": "2G"},
+        default_image=default_image, defaults=defaults or DEFAULT_SIZE,
         slots=slots, slot_titles=SLOT_TITLES, show=show_amount,
     )

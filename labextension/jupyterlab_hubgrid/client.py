@@ -209,14 +209,18 @@ class HubgridClient:
     def request(self, method: str, path: str, *, params: Mapping | None = None,
                 json_body: Any = None, **kw) -> Any:
         """Call the service; the answer decoded (exact JSON, text, or None)."""
+        return self._decode(self.response(method, path, params=params, json_body=json_body, **kw))
+
+    def response(self, method: str, path: str, *, params: Mapping | None = None,
+                 json_body: Any = None, **kw) -> httpx.Response:
+        """Call the service; its answer as it came (headers too)."""
         headers = {"Authorization": self.settings.authorization, **kw.pop("headers", {})}
         if json_body is not None:
             kw["content"] = dumps(json_body, indent=None).encode()
             headers["Content-Type"] = "application/json"
         params = {k: v for k, v in (params or {}).items() if v is not None}
         url = f"{self.settings.api_url}/{path}"
-        return self._decode(self._send(method, url, "the hubgrid service", params=params,
-                                       headers=headers, **kw))
+        return self._send(method, url, "the hubgrid service", params=params, headers=headers, **kw)
 
     def _hub(self) -> tuple[str, dict]:
         s = self.settings
@@ -294,10 +298,8 @@ class HubgridClient:
                  offset: int | None = None) -> LogPart:
         """The log (its last ``tail`` bytes), or the output from position
         ``offset`` on; with where it begins and ends (follow with ``offset=end``)."""
-        params = {k: v for k, v in (("tail", tail), ("offset", offset)) if v is not None}
-        resp = self._send("GET", f"{self.settings.api_url}/allocations/{_q(allocation_id)}/logs",
-                          "the hubgrid service", params=params,
-                          headers={"Authorization": self.settings.authorization})
+        resp = self.response("GET", f"allocations/{_q(allocation_id)}/logs",
+                             params={"tail": tail, "offset": offset})
         return LogPart(resp.text, int(resp.headers.get("X-Hubgrid-Log-Start", 0)),
                        int(resp.headers.get("X-Hubgrid-Log-End", 0)))
 

@@ -18,6 +18,7 @@ never reads what it has already seen.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import os
 import re
@@ -100,14 +101,11 @@ def appended(current: bytes, data: bytes, max_bytes: int) -> tuple[bytes, bool]:
 
 def utf8_end(data: bytes) -> int:
     """Where the last whole UTF-8 character of ``data`` ends: a character
-    cut short at the end (up to 3 bytes) is left for the next read."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte & 0xC0 != 0x80:  # not a continuation byte: a start, or ASCII
-            need = 2 if byte & 0xE0 == 0xC0 else 3 if byte & 0xF0 == 0xE0 else \
-                4 if byte & 0xF8 == 0xF0 else 1
-            return len(data) - back if need > back else len(data)
-    return len(data)
+    cut short at the end (up to 3 bytes) is left for the next read. The
+    codec's incremental decoder keeps back what such a cut leaves."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    decoder.decode(data[-3:])  # a cut character's first byte is among the last 3
+    return len(data) - len(decoder.getstate()[0])
 
 
 def utf8_start(data: bytes) -> int:
@@ -183,10 +181,8 @@ class LogStore:
         try:
             f = open(self.path(alloc_id), "rb")
         except FileNotFoundError:
-            f = None
-        if f is None:
             if offset:
-                raise ValueError(f"offset {offset} is past the end of the log (0 bytes)")
+                raise ValueError(f"offset {offset} is past the end of the log (0 bytes)") from None
             return LogView(b"", 0, 0)
         with f:
             dropped, head = split_marker(f.read(HEAD_BYTES))

@@ -64,7 +64,9 @@ class LogContent extends ReactWidget {
       }
       this.session = session;
       this.buffer = withPart(before, part, asked, KEEP);
-      this.text = plainLog(this.buffer.raw);
+      if (this.buffer.raw !== before?.raw) {
+        this.text = plainLog(this.buffer.raw); // nothing new: the text shown stands
+      }
       this.error = '';
     } catch (e) {
       this.error = (e as Error).message;

@@ -35,7 +35,6 @@ export interface ISessionActions {
   log(session: IAllocation): void;
 }
 
-
 function useTick(ms: number): void {
   const [, setTick] = React.useState(0);
   React.useEffect(() => {
