@@ -11,9 +11,13 @@ The report (the body the service's ``ActivityReport`` expects)::
      "last_activity": "2026-11-25T10:00:00+00:00"}
 
 ``last_activity`` is the latest kernel or terminal activity (a kernel's
-messages, a terminal's input or output), not the server's API traffic: the
-hub's own ``last_activity`` already counts the browser. The service counts a
-report with a busy kernel as activity at the moment it arrives.
+messages, a terminal's input or output) or input in the Lab (typing in a
+notebook that runs nothing, clicks: the front end posts ``hubgrid/input``,
+``reclaimwatch.py``), not the server's API traffic (the hub's own
+``last_activity`` counts that, minutes late). The service counts a report
+with a busy kernel as activity at the moment it arrives, and answers with
+the session's announced reclaim, which the reporter hands to the
+``ReclaimWatch`` (the Lab saves its documents before the deadline).
 
 It runs only in a hubgrid session: ``$HUBGRID_ALLOCATION`` set (the spawner
 sets it), an ``api_url`` and a credential (``HubgridLab``), and an interval
@@ -45,11 +49,15 @@ def _time(value) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
-def summarize(kernels: list[dict], terminals: list[dict]) -> dict:
+def summarize(kernels: list[dict], terminals: list[dict],
+              input_at: dt.datetime | None = None) -> dict:
     """The report from Jupyter's kernel and terminal models (pure):
     ``execution_state``, ``connections`` and ``last_activity`` of each
-    kernel, ``last_activity`` of each terminal."""
+    kernel, ``last_activity`` of each terminal; ``input_at``: the Lab's last
+    input (typing, clicks)."""
     times = [t for m in (*kernels, *terminals) if (t := _time(m.get("last_activity")))]
+    if (t := _time(input_at)) is not None:
+        times.append(t)
     last = max(times) if times else None
     return {
         "kernels": len(kernels),
@@ -61,12 +69,14 @@ def summarize(kernels: list[dict], terminals: list[dict]) -> dict:
 
 
 def read(server_app) -> dict:
-    """This server's report, from its kernel manager and terminal manager (if any)."""
+    """This server's report, from its kernel manager and terminal manager (if
+    any) and the Lab's last input."""
     km = getattr(server_app, "kernel_manager", None)
     kernels = km.list_kernels() if km is not None else []
     tm = server_app.web_app.settings.get("terminal_manager")
     terminals = tm.list() if tm is not None else []
-    return summarize(kernels, terminals)
+    watch = server_app.web_app.settings.get("hubgrid_reclaim_watch")
+    return summarize(kernels, terminals, watch.input_at if watch is not None else None)
 
 
 class ActivityReporter:
@@ -84,6 +94,9 @@ class ActivityReporter:
         self._busy = False
         self._failing = False
         self._timer = PeriodicCallback(self.tick, interval * 1000)
+        self.watch = server_app.web_app.settings.get("hubgrid_reclaim_watch")
+        if self.watch is not None:
+            self.watch.confirm = self.tick
 
     def start(self) -> None:
         self._timer.start()
@@ -118,6 +131,12 @@ class ActivityReporter:
         except Exception as e:  # a report must never break the server
             code, why = 0, str(e)
         self.last = (body, code)
+        if code == 200 and self.watch is not None:
+            try:
+                self.watch.update(json.loads(response.body).get("reclaim"))
+            except (ValueError, AttributeError) as e:
+                self.log.warning("jupyterlab_hubgrid: an activity answer without its "
+                                 "reclaim: %s", e)
         if code == 200:
             if self._failing:
                 self.log.info("jupyterlab_hubgrid: activity reports reach hubgrid again")

@@ -132,6 +132,15 @@ class HubgridLab(Configurable):
         ``c.HubgridLab.activity_interval = 30``.""",
     ).tag(config=True)
 
+    reclaim_save_ahead = Float(
+        30.0,
+        help="""Seconds before an announced reclaim of this session (the
+        service's answer to the activity reports) at which the Lab saves every
+        open document (``GET hubgrid/reclaim``; ``reclaimwatch.py``). Keep it
+        above the time a save takes and under the policies' reclaim warning.
+        Example: ``c.HubgridLab.reclaim_save_ahead = 60``.""",
+    ).tag(config=True)
+
     _client = None
     _stream_client = None
 
@@ -180,6 +189,12 @@ class HubgridLab(Configurable):
     def _check_connections(self, proposal):
         if proposal.value < 1:
             raise TraitError(f"max_connections must be at least 1, not {proposal.value}")
+        return proposal.value
+
+    @validate("reclaim_save_ahead")
+    def _check_save_ahead(self, proposal):
+        if proposal.value < 0:
+            raise TraitError(f"reclaim_save_ahead must be 0 or more, not {proposal.value}")
         return proposal.value
 
     @validate("request_timeout")

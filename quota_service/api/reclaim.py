@@ -3,13 +3,14 @@ extension), "keep it", and the reclaim events."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated
 
 from pydantic import Field
 
 from ..core.errors import Hidden, Invalid
 from ..core.schemas import Body, parse
-from ..operations.reclaim import store
+from ..operations.reclaim import rules, store
 from .base import APIHandler
 
 Count = Annotated[int, Field(ge=0, le=100_000)]
@@ -61,8 +62,8 @@ class KeepHandler(APIHandler):
         now = self.now()
         # the keep bounds do not depend on the warning lead
         model = await self.db(lambda s: store.keep(s, self.principal, allocation_id, now, 0))
-        self.audit_detail = f"kept until {model['kept_until']} ({model['keeps']} of " \
-                            f"{model['max_keeps']})"
+        until = rules.utc_text(dt.datetime.fromisoformat(model["kept_until"]))
+        self.audit_detail = f"kept until {until} ({model['keeps']} of {model['max_keeps']})"
         self.finish_json(model)
 
 

@@ -150,7 +150,7 @@ class Reclaimer:
             if d.action == "warn":
                 self.log.info("reclaim: warned %s/%s (%s): %s rule, deadline %s: %s", c.user,
                               c.server_name or c.id, c.id, d.notice.rule,
-                              d.notice.deadline.isoformat(), d.notice.reason)
+                              rules.utc_text(d.notice.deadline), d.notice.reason)
             elif d.action == "shadow":
                 self.log.info("reclaim (shadow mode, nothing stopped): %s would be reclaimed "
                               "by the %s rule: %s", c.id, d.notice.rule, d.notice.reason)
@@ -174,10 +174,12 @@ class Reclaimer:
             outcome, status = "error", 502
         if item["origin"] == "hub" and outcome == "success":
             await asyncio.to_thread(self._record, item, now)
-        rec = audit.Record(action="allocation.reclaim", outcome=outcome, status=status,
+        rec = audit.Record(action="session.reclaim", outcome=outcome, status=status,
                            actor="hubgrid-reclaim", domain=item["domain"], credential="internal",
                            target=item["id"],
-                           detail=f"{item['reason']} | numbers: {item['numbers']}")
+                           detail=f"user: {item['user']}; server: "
+                                  f"{item['server_name'] or '(default)'}; rule: {item['rule']}; "
+                                  f"numbers: {item['numbers']}; {item['reason']}")
         await asyncio.to_thread(audit.record, self.factory, rec, now)
 
     def _record(self, item: dict, now: dt.datetime) -> None:

@@ -87,6 +87,14 @@ def _iso(t: dt.datetime) -> str:
     return t.isoformat()
 
 
+def utc_text(t: dt.datetime) -> str:
+    """An instant as people read it in the service's texts: UTC, to the
+    second, saying so (``2026-11-26 10:00:05 UTC``); the numbers keep ISO 8601."""
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def findings(st: Settings, started: dt.datetime, last_activity: dt.datetime | None,
              activity_source: str, utilization, now: dt.datetime,
              current: Notice | None, kept_until: dt.datetime | None) -> list[Finding]:
@@ -98,7 +106,7 @@ def findings(st: Settings, started: dt.datetime, last_activity: dt.datetime | No
     if st.max_lifetime:
         deadline = started + _s(st.max_lifetime)
         out.append(Finding("lifetime", deadline,
-                           f"running since {_iso(started)}, longer than the policy's "
+                           f"running since {utc_text(started)}, longer than the policy's "
                            f"max_session_lifetime of {st.max_lifetime} s",
                            {"started_at": _iso(started), "max_session_lifetime": st.max_lifetime}))
     if st.idle_timeout:
@@ -106,7 +114,7 @@ def findings(st: Settings, started: dt.datetime, last_activity: dt.datetime | No
         deadline = last + _s(st.idle_timeout)
         idle_for = max((now - last).total_seconds(), 0.0)
         out.append(Finding("idle", deadline,
-                           f"no activity for {idle_for:.0f} s (last: {_iso(last)}, "
+                           f"no activity for {idle_for:.0f} s (last: {utc_text(last)}, "
                            f"{activity_source if last_activity and last_activity > started else 'the start'}); "
                            f"the policy's idle_timeout is {st.idle_timeout} s",
                            {"last_activity": _iso(last), "idle_seconds": round(idle_for),

@@ -183,12 +183,16 @@ def _owned(s: Session, p: Principal, alloc_id: str) -> tuple[Allocation, User]:
 
 def report_activity(s: Session, p: Principal, alloc_id: str, report: dict,
                     now: dt.datetime) -> dict:
-    """The session's Lab extension reports its kernels and terminals (owner only)."""
+    """The session's Lab extension reports its kernels and terminals (owner
+    only). The answer carries the session's announced reclaim (``reclaim``,
+    as on the allocation, or None): the Lab saves its open documents before
+    the deadline."""
     a, _owner = _owned(s, p, alloc_id)
     if a.state != "allocated":
         raise Conflict(f"allocation {alloc_id} is {a.state}, not running")
     a.activity = dict(report, reported_at=iso(now))
-    return {"id": a.id, "activity": a.activity}
+    return {"id": a.id, "activity": a.activity,
+            "reclaim": rules.public(a.reclaim_notice, a.keeps or 0, aware(a.kept_until))}
 
 
 def keep(s: Session, p: Principal, alloc_id: str, now: dt.datetime,

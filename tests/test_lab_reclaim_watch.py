@@ -1,0 +1,130 @@
+"""The session's side of an announced reclaim and the Lab's input
+(labextension/jupyterlab_hubgrid/reclaimwatch.py): a real Jupyter server
+(tests/lab_fixtures.py) reporting to the real hubgrid service
+(tests/service_app.py). Input posted by the Lab is the report's activity;
+the service's answer carries the session's reclaim notice; ``hubgrid/reclaim``
+answers it only from ``reclaim_save_ahead`` seconds before the deadline, once
+per notice, and waits otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from urllib.parse import quote
+
+import pytest
+
+from jupyterlab_hubgrid.activity import summarize
+from jupyterlab_hubgrid.reclaimwatch import ReclaimWatch, notice_key, save_at
+from lab_fixtures import lab_server
+from quota_service.core.models import Allocation
+from service_app import served  # noqa: F401
+from test_lab_activity import stored, until
+
+UTC = dt.timezone.utc
+
+
+@pytest.fixture
+def db_url(sqlite_db_url) -> str:
+    return sqlite_db_url
+
+
+def announce(served, alloc: str, deadline: dt.datetime, now: dt.datetime) -> None:  # noqa: F811
+    """The reclaim pass's notice on the allocation (as store.apply writes it)."""
+    with served.world.session_factory() as s:
+        a = s.get(Allocation, alloc)
+        a.reclaim_notice = {
+            "rule": "idle", "deadline": deadline.isoformat(), "warned_at": now.isoformat(),
+            "reason": "no activity for 60 s (last: 2030-01-01 12:00:00 UTC, the hub); "
+                      "the policy's idle_timeout is 120 s",
+            "numbers": {"idle_seconds": 60, "idle_timeout": 120}, "shadow": False,
+            "max_keeps": 0, "keep_extension": 0}
+        s.commit()
+
+
+def test_input_is_the_latest_activity_when_it_is():
+    kernels = [{"execution_state": "idle", "connections": 1,
+                "last_activity": "2030-01-01T12:00:05+00:00"}]
+    typed = dt.datetime(2030, 1, 1, 12, 1, tzinfo=UTC)
+    assert summarize(kernels, [], typed)["last_activity"] == "2030-01-01T12:01:00+00:00"
+    older = dt.datetime(2030, 1, 1, 11, 0, tzinfo=UTC)
+    assert summarize(kernels, [], older)["last_activity"] == "2030-01-01T12:00:05+00:00"
+
+
+def test_the_save_time_is_ahead_of_the_deadline_and_each_notice_answers_once():
+    now = dt.datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    clock = [now]
+    notice = {"deadline": (now + dt.timedelta(seconds=40)).isoformat(), "warned_at": "w"}
+    assert save_at(notice, 30) == now + dt.timedelta(seconds=10)
+    assert save_at(None, 30) is None and notice_key(None) == ""
+
+    async def run():
+        watch = ReclaimWatch(30, clock=lambda: clock[0])
+        watch.update(notice)
+        waiting = watch.wait("")
+        assert not waiting.done() and watch.due() is None  # 40 s ahead: not yet
+        clock[0] = now + dt.timedelta(seconds=11)
+        watch.update(notice)  # the service's word at the save time
+        assert waiting.done() and waiting.result() == notice
+        assert watch.wait("").done()  # a Lab that comes late hears it at once
+        again = watch.wait(notice_key(notice))  # this notice is known: wait for the next
+        assert not again.done()
+        watch.update(None)  # withdrawn (activity, a keep): nothing due
+        assert watch.due() is None and not again.done()
+        watch.forget(again)
+        assert watch.waiting() == 0
+
+    asyncio.run(run())
+
+
+async def test_the_lab_hears_of_its_reclaim_only_when_the_save_is_due(served, cluster, tmp_path, monkeypatch):  # noqa: F811
+    cluster.add_group("g", {"n1": ()})
+    alloc = cluster.submit("alice", "ml", "g", slots={"cpu": "1", "mem": "1G"})["id"]
+    monkeypatch.setenv("HUBGRID_ALLOCATION", alloc)
+    key = served.auth("alice").removeprefix("Keypair ")
+    async with lab_server(tmp_path, monkeypatch, owner="alice", api_url=served.api,
+                          keypair=key, activity_interval=3600, reclaim_save_ahead=5) as lab:
+        reporter = lab.app.web_app.settings["hubgrid_activity"]
+        watch = lab.app.web_app.settings["hubgrid_reclaim_watch"]
+        reporter.stop()  # the test reports when it wants
+        # input in the Lab is the report's activity
+        before = dt.datetime.now(UTC)
+        r, _ = await lab.call("POST", "hubgrid/input")
+        assert r.code == 204
+        assert await reporter.report() == 200
+        assert dt.datetime.fromisoformat(stored(served, alloc)["last_activity"]) >= before
+
+        # nothing announced: the Lab's call waits
+        wait = asyncio.ensure_future(lab.call("GET", "hubgrid/reclaim?seen="))
+        assert await until(lambda: watch.waiting() == 1, 10)
+        # announced 60 s ahead: known from the report's answer, not due yet
+        now = dt.datetime.now(UTC)
+        announce(served, alloc, now + dt.timedelta(seconds=60), now)
+        assert await reporter.report() == 200
+        assert watch.notice and watch.notice["rule"] == "idle"
+        await asyncio.sleep(0.3)
+        assert not wait.done()
+        # 3 s ahead (within reclaim_save_ahead): due, the waiting call answers the notice
+        announce(served, alloc, now + dt.timedelta(seconds=3), now)
+        assert await reporter.report() == 200
+        r, body = await asyncio.wait_for(wait, 10)
+        assert r.code == 200 and body["reclaim"]["rule"] == "idle", body
+        assert "idle_timeout is 120 s" in body["reclaim"]["reason"]
+        assert body["save_ahead"] == 5 and body["key"]
+        # the same notice again: the next call waits
+        again = asyncio.ensure_future(lab.call("GET", f"hubgrid/reclaim?seen={quote(body['key'])}"))
+        await asyncio.sleep(0.3)
+        assert not again.done()
+        again.cancel()
+
+
+async def test_only_the_servers_owner_may_post_input_or_wait(served, cluster, tmp_path, monkeypatch):  # noqa: F811
+    async with lab_server(tmp_path, monkeypatch, owner="alice", user="bob",
+                          api_url=served.api) as lab:
+        watch = lab.app.web_app.settings["hubgrid_reclaim_watch"]
+        r, _ = await lab.call("POST", "hubgrid/input")
+        assert r.code == 403 and watch.input_at is None
+        r, _ = await lab.call("GET", "hubgrid/reclaim")
+        assert r.code == 403 and watch.waiting() == 0
+        r, _ = await lab.call("POST", "hubgrid/input", token=False)
+        assert r.code in (401, 403) and watch.input_at is None
