@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..core.names import ENTITY_NAME
+from .modes import DIR_MODE
 
 STAGING = ".staging"
 #: XFS project ids of hubgrid: base + 2 * user id (user folders) or
@@ -39,8 +40,9 @@ STAGING = ".staging"
 #: ``xfs_project_base`` when other XFS projects live on the filesystem
 DEFAULT_XFS_PROJECT_BASE = 1_000_000
 #: the mode of a folder's directory: the session's group may write; the
-#: setgid bit keeps new files in that group
-FOLDER_MODE = 0o2770
+#: setgid bit keeps new files in that group (the same as every directory the
+#: service makes inside a folder: ``storage.modes``)
+FOLDER_MODE = DIR_MODE
 
 
 class HostConfigError(ValueError):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..core.errors import ApiError, Conflict
+from .modes import settle_at
 from .paths import show
 from .tree import _DIR_FLAGS, FolderFS, _entry, _lstat, file_bytes
 
@@ -180,6 +181,8 @@ class Upload:
                     raise Conflict(f"{show(parts)} exists; overwrite=true replaces it")
                 if old is not None and stat.S_ISDIR(old.st_mode):
                     raise Conflict(f"{show(parts)} is a directory; a directory is never replaced")
+                # owner and mode before it shows in the folder (storage.modes)
+                settle_at(sfd, self.name, fs.owner())
                 try:
                     if overwrite:
                         os.rename(self.name, name, src_dir_fd=sfd, dst_dir_fd=dfd)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..core.errors import Conflict, NotFound
+from .modes import Owner, folder_owner, settle_at
 from .paths import BadPath, show
 
 
@@ -94,6 +95,10 @@ class FolderFS:
 
     root: Path
 
+    def owner(self) -> Owner:
+        """Who gets the entries the service writes here (``storage.modes``)."""
+        return folder_owner(os.stat(self.root), os.geteuid())
+
     @contextmanager
     def directory(self, parts: tuple[str, ...]) -> Iterator[int]:
         """A descriptor of the directory ``parts``, reached without following links."""
@@ -151,19 +156,22 @@ class FolderFS:
     def mkdir(self, parts: tuple[str, ...], parents: bool = False) -> dict:
         """Make directory ``parts``; with ``parents`` its missing parents too,
         and an existing directory is fine (``mkdir -p``)."""
+        owner = self.owner()
         if not parents:
             with self.parent(parts) as (fd, name):
                 try:
-                    os.mkdir(name, dir_fd=fd)
+                    os.mkdir(name, 0o700, dir_fd=fd)
                 except FileExistsError:
                     raise Conflict(f"{show(parts)} already exists") from None
+                settle_at(fd, name, owner)
             return self.stat(parts)
         if not parts:
             raise BadPath("path: names the folder itself; name a directory inside it")
         for i in range(len(parts)):
             with self.parent(parts[:i + 1]) as (fd, name):
                 try:
-                    os.mkdir(name, dir_fd=fd)
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                    settle_at(fd, name, owner)
                 except FileExistsError:
                     st = _lstat(fd, name)
                     if st is None or not stat.S_ISDIR(st.st_mode):
@@ -187,6 +195,7 @@ class FolderFS:
             if dst_st is None:
                 try:
                     _rename_noreplace(sfd, sname, dfd, dname)
+                    self._settle_moved(dfd, dname, sst)
                     return 0
                 except FileExistsError:
                     dst_st = _lstat(dfd, dname)
@@ -202,7 +211,15 @@ class FolderFS:
                 os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
             except (IsADirectoryError, NotADirectoryError):
                 raise Conflict(f"{show(dst)} changed during the move; try again") from None
+            self._settle_moved(dfd, dname, sst)
             return file_bytes(dst_st)
+
+    def _settle_moved(self, dfd: int, name: str, st: os.stat_result) -> None:
+        """A moved entry the service wrote itself (one stored before uploads
+        were settled: ``root:root 0600``) gets the folder's owner and mode; a
+        session's own entries keep theirs."""
+        if st.st_uid == os.geteuid():
+            settle_at(dfd, name, self.owner())
 
     def delete(self, parts: tuple[str, ...], recursive: bool = False) -> int:
         """Delete a file, a symlink (the link, not its target) or a directory
