@@ -321,6 +321,11 @@ CASES = [
      expect(404, alice=200, ada=200, admin=200)),
     ("stop-allocation", "POST", "allocations/{allocation}/stop", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
+    # a session's own face (issue #19): whoever may see the session
+    ("allocation-history", "GET", "allocations/{allocation}/history", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("allocation-usage", "GET", "allocations/{allocation}/usage", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
     # idle reclamation: a session's own report and "keep it" are its owner's only
     ("report-activity", "POST", "allocations/{allocation}/activity",
      {"kernels": 1, "busy_kernels": 1}, alice_allocation,

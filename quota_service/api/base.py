@@ -142,6 +142,12 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         """The placement strategy (its workload profile kept fresh by the service)."""
         return self.service.strategy
 
+    def session_readings(self, allocation_id: str) -> list:
+        """The reclaim pass's readings of a session (oldest first; none when
+        it was not read): its live use (operations.sessionview)."""
+        window = self.service.reclaimer.windows.get(allocation_id)
+        return list(window.readings) if window is not None else []
+
     @property
     def hub_base_url(self) -> str:
         """The hub's base URL, under which session apps are served."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, files, images, internal, reclaim, scheduling, sessionstop, tenancy, uploads,
-               usage, vfolders)
+from . import (admin, files, images, internal, reclaim, scheduling, sessionstop, sessionview,
+               tenancy, uploads, usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import HomeHandler, OAuthCallbackHandler
 from .reconcile import ReconcileHandler
@@ -74,6 +74,9 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
     (rf"allocations/{ALLOCATION}/stop", sessionstop.AllocationStopHandler),  # admin pages
+    # a session's own face (issue #19)
+    (rf"allocations/{ALLOCATION}/history", sessionview.HistoryHandler),
+    (rf"allocations/{ALLOCATION}/usage", sessionview.UsageHandler),
     # idle reclamation
     (rf"allocations/{ALLOCATION}/activity", reclaim.ActivityHandler),
     (rf"allocations/{ALLOCATION}/keep", reclaim.KeepHandler),

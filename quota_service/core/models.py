@@ -360,6 +360,9 @@ class Allocation(Base):
     #: where an admin put it in its queue (its order time in place of
     #: created_at; scheduling/queueadmin.py); None: where it was made
     queue_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    #: what it waited for: its reasons at the last pass before it was
+    #: admitted (the session's history, issue #19); None: it never waited
+    waited_for: Mapped[list | None] = mapped_column(JSON, nullable=True)
 
 
 class ReclaimEvent(Base):

@@ -175,6 +175,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             if placement is not None:
                 amounts = slotlib.from_text(a.slots)
                 view.admitting(a, amounts)
+                a.waited_for = a.reasons or None  # its history says what it waited for
                 a.state, a.admitted_at, a.reasons = "allocated", now, []
                 a.node_id = ledger._node_id(rg, placement.node)
                 a.gpus = ledger.placement_gpus(rg, placement)
