@@ -105,6 +105,65 @@ def test_no_hub_side_package_is_in_the_image(engine):
                            "authenticator", "False", "hubgrid", "False"], out
 
 
+#: what the session's Jupyter server imports at start (jupyterhub-singleuser
+#: with every server extension the image enables)
+SERVER_IMPORTS = ("jupyterhub.singleuser", "jupyter_server.serverapp", "jupyterlab.labapp",
+                  "jupyter_lsp", "jupyter_server_proxy", "jupyter_server_terminals",
+                  "notebook_shim", "jupyterlab_hubgrid")
+
+
+def test_the_server_starts_without_compiling_iri_grammars(engine):
+    """rfc3987_syntax (from jsonschema[format-nongpl]) compiles some 35 Lark
+    grammars when imported: about half of the server's start-up CPU. The image
+    leaves it out; jsonschema's format checks work without it (the IRI formats,
+    which no Jupyter schema uses, go unchecked)."""
+    code, out = run(engine, "python3 - <<'PY'\n"
+                            "import importlib, sys\n"
+                            f"for m in {SERVER_IMPORTS!r}:\n"
+                            "    importlib.import_module(m)\n"
+                            "from jsonschema import Draft7Validator\n"
+                            "v = Draft7Validator({'format': 'date-time'},\n"
+                            "                    format_checker=Draft7Validator.FORMAT_CHECKER)\n"
+                            "print('date-time checked', not v.is_valid('yesterday'))\n"
+                            "print('loaded', sorted(m for m in ('rfc3987_syntax', 'lark')\n"
+                            "                       if m in sys.modules))\n"
+                            "PY")
+    assert code == 0, out
+    assert out.splitlines()[-2:] == ["date-time checked True", "loaded []"], out
+
+
+def test_everything_the_server_imports_is_precompiled(engine):
+    """The venv is read-only for the session user: a module without valid
+    bytecode would be compiled again at every start."""
+    code, out = run(engine, "python3 - <<'PY'\n"
+                            "import importlib, os, sys\n"
+                            f"for m in {SERVER_IMPORTS!r}:\n"
+                            "    importlib.import_module(m)\n"
+                            "stale, n = [], 0\n"
+                            "for name, mod in list(sys.modules.items()):\n"
+                            "    spec = getattr(mod, '__spec__', None)\n"
+                            "    if not (spec and spec.cached and spec.origin.endswith('.py')\n"
+                            "            and spec.origin.startswith(sys.prefix)):\n"
+                            "        continue\n"
+                            "    n += 1\n"
+                            "    st = os.stat(spec.origin)\n"
+                            "    try:\n"
+                            "        with open(spec.cached, 'rb') as f:\n"
+                            "            head = f.read(16)\n"
+                            "    except OSError:\n"
+                            "        stale.append(name); continue\n"
+                            "    flags = int.from_bytes(head[4:8], 'little')\n"
+                            "    if flags == 0 and (int.from_bytes(head[8:12], 'little'),\n"
+                            "                       int.from_bytes(head[12:16], 'little')) != \\\n"
+                            "            (int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF):\n"
+                            "        stale.append(name)\n"
+                            "print('modules', n > 300)\n"
+                            "print('stale', sorted(stale))\n"
+                            "PY")
+    assert code == 0, out
+    assert out.splitlines()[-2:] == ["modules True", "stale []"], out
+
+
 def test_the_demo_environment_has_the_extension():
     """The local spawner runs sessions from this venv (jupyterhub_config.py puts
     its bin first on the session's PATH)."""
