@@ -71,6 +71,28 @@ class _Encoder(json.JSONEncoder):
         return super().default(o)
 
 
+#: how deep a request body's arrays and objects may nest (no body needs more
+#: than a few levels; a deeper one would exhaust the parsers' stacks)
+MAX_JSON_DEPTH = 32
+_TOO_DEEP = object()
+
+
+def json_depth(value: Any) -> int:
+    """How deep ``value``'s lists and dicts nest (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth)
+        if depth > MAX_JSON_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
 class APIHandler(HubOAuthenticated, web.RequestHandler):
     """JSON API handler. Subclasses declare ``audit_action`` per verb."""
 
@@ -81,8 +103,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     #: query parameters each verb accepts, with their meaning (for OpenAPI)
     queries: dict[str, dict[str, str]] = {}
-    #: success statuses that differ from the usual ones (for OpenAPI)
-    success: dict[str, str] = {}
+    #: success statuses that differ from the usual ones (for OpenAPI): one
+    #: code, or a tuple of the codes a verb answers with
+    success: dict[str, str | tuple[str, ...]] = {}
     #: verbs that answer 201 when they made something new, else their usual status (for OpenAPI)
     creates_when_new: tuple[str, ...] = ()
     #: content types other than JSON a verb answers with (for OpenAPI)
@@ -223,6 +246,10 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
     async def prepare(self):
         await self.authenticate()
+        if self.request.method.lower() not in implemented_verbs(type(self)):
+            # a verb this route does not serve is a 405 (with Allow), whatever
+            # its query says: the query's check is for the verbs served
+            raise web.HTTPError(405)
         allowed = set(self.queries.get(self.request.method.lower(), {}))
         unknown = sorted(set(self.request.query_arguments) - allowed)
         if unknown:
@@ -280,9 +307,15 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         if not self.request.body:
             return {}
         try:
-            return json.loads(self.request.body, parse_float=Decimal)
+            value = json.loads(self.request.body, parse_float=Decimal)
         except (ValueError, UnicodeDecodeError) as e:
             raise ApiError(f"request body is not valid JSON: {e}") from None
+        except RecursionError:  # nested past the parser's stack
+            value = _TOO_DEEP
+        if value is _TOO_DEEP or json_depth(value) > MAX_JSON_DEPTH:
+            raise ApiError(f"request body is nested deeper than {MAX_JSON_DEPTH} levels "
+                           "of arrays and objects") from None
+        return value
 
     def int_argument(self, name: str, lo: int, hi: int) -> int | None:
         """An optional integer query argument in [lo, hi]; a 400 otherwise."""

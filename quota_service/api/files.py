@@ -227,6 +227,7 @@ class FilesHandler(FolderFilesHandler):
 
 class DownloadHandler(FolderFilesHandler):
     operations = {"GET": "download"}
+    success = {"get": ("200", "206")}  # the file; a part of it for a Range
     queries = {"get": {"path": "the file to download"}}
     produces = {"get": "application/octet-stream"}
 

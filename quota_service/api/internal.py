@@ -18,6 +18,7 @@ class LoginHandler(APIHandler):
 
     caller_kind = "internal"
     bodies = {"post": LoginEvent}
+    success = {"post": ("200", "204")}  # the identity; 204 for a failed login
 
     async def post(self):
         """Record a login attempt; on success resolve (or create) the user."""
@@ -62,6 +63,7 @@ class SyncHandler(APIHandler):
     """Mirror the tenancy into the hub now, and answer when done."""
 
     caller_kind = "internal"
+    success = {"post": "200"}
 
     async def post(self):
         """Mirror the tenancy into the hub now, and answer when done."""
@@ -84,6 +86,7 @@ class InternalAllocationsHandler(APIHandler):
     caller_kind = "internal"
     bodies = {"post": InternalAllocationCreate}
 
+    success = {"post": ("201", "202")}  # allocated / pending
     async def post(self):
         """Ask for resources for a user's server: 201 allocated, 202 pending, 422 refused."""
         body = parse(InternalAllocationCreate, self.json_body())

@@ -13,6 +13,7 @@ import re
 
 from pydantic import TypeAdapter
 
+from ..core import names
 from . import routes as route_table
 from .base import implemented_verbs
 
@@ -28,8 +29,23 @@ ERROR_SCHEMA = {
     },
 }
 
+#: path parameters that are names: the patterns names are checked against
+#: (nothing outside them exists, so a request naming one answers 404)
+PATH_SCHEMAS = {
+    "domain": {"type": "string", "pattern": f"^{names.ENTITY_NAME.pattern}$"},
+    "project": {"type": "string", "pattern": f"^{names.ENTITY_NAME.pattern}$"},
+    "user": {"type": "string", "pattern": f"^{names.USER_NAME.pattern}$"},
+}
+
 SUCCESS = {"get": "200", "post": "201", "put": "200", "patch": "200", "delete": "204",
            "head": "200", "options": "204"}
+
+
+def _codes(handler, verb: str) -> tuple[str, ...]:
+    """The success statuses of a verb: its handler's ``success`` (one code,
+    or a tuple when it answers several, e.g. 201 started / 202 queued)."""
+    codes = handler.success.get(verb, SUCCESS[verb])
+    return (codes,) if isinstance(codes, str) else tuple(codes)
 
 
 #: a named group of a route: ``(?P<name>pattern)``
@@ -83,16 +99,20 @@ def document(prefix: str, cookie_name: str) -> dict:
                 "summary": summary(handler, verb),
                 "tags": ["internal" if internal_route else handler.resource],
                 "parameters": [
-                    {"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                    {"name": n, "in": "path", "required": True,
+                     "schema": PATH_SCHEMAS.get(n, {"type": "string"})}
                     for n in params
                 ] + [
                     {"name": n, "in": "query", "required": False, "description": text,
                      "schema": getattr(handler, "query_schemas", {}).get(verb, {}).get(
                          n, {"type": "string"})}
                     for n, text in getattr(handler, "queries", {}).get(verb, {}).items()
+                ] + [
+                    {"name": n, "in": "header", **spec}
+                    for n, spec in getattr(handler, "header_params", {}).get(verb, {}).items()
                 ],
                 "responses": {
-                    handler.success.get(verb, SUCCESS[verb]): _success(handler, verb),
+                    **{code: _success(handler, verb) for code in _codes(handler, verb)},
                     "default": {
                         "description": "error",
                         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
@@ -110,7 +130,9 @@ def document(prefix: str, cookie_name: str) -> dict:
                     schemas[name] = sub
                 schemas[model.__name__] = schema
                 op["requestBody"] = {
-                    "required": True,
+                    # a body whose fields are all optional may be left out
+                    # (json_body reads none as {}); one with required fields not
+                    "required": bool(schema.get("required")),
                     "content": {"application/json": {
                         "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
                 }

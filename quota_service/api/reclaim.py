@@ -74,11 +74,14 @@ class ReclaimEventsHandler(APIHandler):
     queries = {"get": {"kind": "warning, extended, reclaimed or shadow",
                        "rule": "idle, lifetime or utilization",
                        "allocation": "only this allocation's"}}
+    KINDS, RULES = ("warning", "extended", "reclaimed", "shadow"), ("idle", "lifetime", "utilization")
+    query_schemas = {"get": {"kind": {"type": "string", "enum": list(KINDS)},
+                             "rule": {"type": "string", "enum": list(RULES)}}}
 
     async def get(self):
         """The reclaim events the caller may see, newest first (shadow: GPU-hours freed)."""
-        kind = self._choice("kind", ("warning", "extended", "reclaimed", "shadow"))
-        rule = self._choice("rule", ("idle", "lifetime", "utilization"))
+        kind = self._choice("kind", self.KINDS)
+        rule = self._choice("rule", self.RULES)
         alloc = self.get_query_argument("allocation", None)
         now = self.now()
         self.finish_json(await self.db(lambda s: store.list_events(

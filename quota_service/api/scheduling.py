@@ -239,6 +239,7 @@ class AllocationHandler(APIHandler):
         self.audit_target = allocation_id
         now = self.now()
         model = await self.db(lambda s: ledger.release(s, self.principal, allocation_id, now,
+    success = {"post": ("201", "202")}  # allocated / pending
                                                        "released by API"), ledger=True)
         self.audit_domain = model["domain"]
         self.schedule_soon(model["resource_group"])
@@ -272,3 +273,4 @@ class AllocationLogHandler(APIHandler):
         self.set_header("X-Hubgrid-Log-End", str(view.end))
         data = view.data
         self.finish(data.decode("utf-8", errors="replace"))
+    success = {"post": "200"}  # the verdict; nothing is created

@@ -22,6 +22,7 @@ class AllocationStopHandler(APIHandler):
         """Stop a session: a hub server's through the hub (202, the spawner releases it), else release it (200)."""
         self.audit_target = allocation_id
 
+    success = {"post": ("200", "202")}  # released / asked of the hub
         base_url = self.hub_base_url
 
         def read(s):

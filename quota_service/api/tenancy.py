@@ -287,6 +287,7 @@ class AuditHandler(APIHandler):
         }
     }
 
+    query_schemas = {"get": {"format": {"type": "string", "enum": ["json", "csv"]}}}
     async def get(self):
         """The access log the caller may read, newest first (filters narrow; format=csv exports)."""
         fmt = self.get_query_argument("format", "json")

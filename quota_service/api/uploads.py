@@ -26,6 +26,10 @@ from .streamed import DrainingBody, declared_length
 
 TUS_VERSION = "1.0.0"
 TUS_EXTENSIONS = "creation,termination"
+#: the Tus-Resumable header every tus request but discovery must send (a 412 otherwise)
+TUS_HEADER = {"required": True, "description": "the tus protocol version (412 otherwise)",
+              "schema": {"type": "string", "enum": [TUS_VERSION]}}
+_BYTES = {"type": "integer", "minimum": 0}
 
 
 class StreamedBody(DrainingBody):
@@ -131,6 +135,13 @@ class TusCreateHandler(TusMixin, FolderFilesHandler):
     actions = {"POST": "tus-create"}
     operations = {"POST": "tus-create"}
     success = {"post": "201", "options": "204"}
+    header_params = {"post": {
+        "Tus-Resumable": TUS_HEADER,
+        "Upload-Length": {"required": True, "description": "the upload's size in bytes",
+                          "schema": _BYTES},
+        "Upload-Metadata": {"required": True, "description": "'path' (or 'filename'), "
+                            "optional 'overwrite' (true or false), each base64",
+                            "schema": {"type": "string"}}}}
     SUPPORTED_METHODS = ("POST", "OPTIONS")
 
     async def prepare(self):
@@ -185,6 +196,12 @@ class TusUploadHandler(TusMixin, StreamedBody, FolderFilesHandler):
     actions = {"PATCH": "upload", "DELETE": "tus-terminate"}
     operations = {"HEAD": "tus-offset", "PATCH": "tus-append", "DELETE": "tus-terminate"}
     success = {"head": "200", "patch": "204", "delete": "204"}
+    header_params = {
+        "head": {"Tus-Resumable": TUS_HEADER},
+        "patch": {"Tus-Resumable": TUS_HEADER,
+                  "Upload-Offset": {"required": True, "description": "the upload's current "
+                                    "offset (409 otherwise)", "schema": _BYTES}},
+        "delete": {"Tus-Resumable": TUS_HEADER}}
     SUPPORTED_METHODS = ("HEAD", "PATCH", "DELETE")
 
     _state: files.TusState | None = None

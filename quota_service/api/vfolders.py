@@ -25,6 +25,8 @@ class FoldersHandler(APIHandler):
     bodies = {"post": VFolderCreate}
     queries = {"get": {"status": "active (default), trashed or all",
                        "project": "only this project's folders (name or domain/name)"}}
+    query_schemas = {"get": {"status": {"type": "string",
+                                        "enum": ["active", "trashed", "all"]}}}
 
     async def get(self):
         """The folders the caller may see."""
@@ -147,6 +149,8 @@ class InvitationsHandler(APIHandler):
     resource = "vfolder-invitation"
     queries = {"get": {"direction": "received (default) or sent",
                        "state": "pending, accepted, rejected or canceled"}}
+    query_schemas = {"get": {"direction": {"type": "string", "enum": ["received", "sent"]},
+                             "state": {"type": "string", "enum": list(shares.STATES)}}}
 
     async def get(self):
         """The caller's invitations, received or sent."""

@@ -28,8 +28,16 @@ from . import names
 from .errors import Invalid
 from .models import Role
 
-EntityName = Annotated[StrictStr, AfterValidator(names.check_entity_name)]
-UserName = Annotated[StrictStr, AfterValidator(names.check_user_name)]
+#: names are checked by ``names`` (messages that say what is wrong); the
+#: OpenAPI document shows the same patterns
+EntityName = Annotated[StrictStr, Field(json_schema_extra={
+    "pattern": f"^{names.ENTITY_NAME.pattern}$", "maxLength": 64}),
+    AfterValidator(names.check_entity_name)]
+UserName = Annotated[StrictStr, Field(json_schema_extra={
+    "pattern": f"^{names.USER_NAME.pattern}$", "maxLength": 255}),
+    AfterValidator(names.check_user_name)]
+
+
 def _limit_slots(value):
     """A limit map over the registered slot types, amounts as canonical text."""
     from . import slots as slotlib
@@ -198,7 +206,11 @@ def changes(body: Body) -> dict[str, Any]:
 def _request_slots(value):
     from . import slots as slotlib
 
-    return slotlib.parse_request(value)
+    amounts = slotlib.parse_request(value)
+    if not amounts:  # {} or only zeros: a session with no resources at all
+        raise ValueError("a session must ask for resources: at least one slot above 0 "
+                         "(e.g. {\"cpu\": \"1\", \"mem\": \"1G\"})")
+    return amounts
 
 
 RequestSlots = Annotated[dict[str, Any], BeforeValidator(_request_slots)]

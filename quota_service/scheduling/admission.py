@@ -162,11 +162,17 @@ class Decision:
 
 # --- validators ------------------------------------------------------------
 
+def no_access(group: str) -> Reason:
+    """The refusal of a resource group the caller may not use -- and of one
+    that does not exist, word for word: its name tells nothing."""
+    return Reason("access", REFUSE, "resource-group", group,
+                  message=f"resource group {group} is not available to you")
+
+
 def check_group(req: Request, snap: Snapshot) -> list[Reason]:
     g = snap.group
     if not g.accessible:
-        return [Reason("access", REFUSE, "resource-group", g.name,
-                       message=f"resource group {g.name} is not available to you")]
+        return [no_access(g.name)]
     if req.session_type not in g.session_types:
         return [Reason("session-type", REFUSE, "resource-group", g.name,
                        message=f"resource group {g.name} does not run {req.session_type} sessions "

@@ -253,11 +253,12 @@ def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, Reso
     if project is None or not project.active:
         raise Invalid(f"project {body.project!r} is not active")
     rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
-    if rg is None:  # the same answer as for a group one may not use: no leak
-        raise Invalid(f"resource group {body.resource_group} is not available to you",
-                      detail=[{"code": "access", "kind": "refuse", "level": "resource-group",
-                               "name": body.resource_group,
-                               "text": f"resource group {body.resource_group} is not available to you"}])
+    if rg is None or not may_use_group(user, project, rg,
+                                       policy_of(s, p.policy or user.resource_policy)):
+        # a missing group and one the caller may not use (another domain's) are
+        # refused alike, dry runs too: the answer tells no group's existence
+        reason = admission.no_access(body.resource_group)
+        raise Invalid(reason.text, detail=[reason.as_dict()])
     if body.priority and not p.administers(user.domain.name):
         raise Denied("only an admin of your domain may set a priority")
     return user, project, rg
