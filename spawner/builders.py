@@ -4,22 +4,8 @@ Like KubeSpawner's ``make_pod``: the spawner resolves its settings into a
 frozen ``SessionSpec`` and calls the builders once; tests compare their
 output with plain dicts.
 
-Fractional GPU enforcement modes (``gpu_environment``):
-
-- ``mps``: NVIDIA MPS per-client limits. ``CUDA_MPS_ACTIVE_THREAD_PERCENTAGE``
-  caps the SMs a client may use, ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT`` its
-  device memory. Enforced by the MPS server on the node; isolates compute
-  share and memory, but MPS clients share one address-space fault domain
-  (a crash can take down other clients of the same GPU).
-- ``hami``: HAMi-core style limits (``CUDA_DEVICE_MEMORY_LIMIT``,
-  ``CUDA_DEVICE_SM_LIMIT``), enforced by the library the image preloads
-  (only when the image declares it). Isolates memory; SM limiting is
-  time-sliced and approximate.
-- ``framework``: memory caps the frameworks honour
-  (``XLA_PYTHON_CLIENT_MEM_FRACTION``, ``TF_FORCE_GPU_ALLOW_GROWTH`` and
-  ``HUBGRID_GPU_MEMORY_FRACTION`` for PyTorch's
-  ``set_per_process_memory_fraction`` in the image's startup). Cooperative
-  only: nothing stops code that ignores them.
+The GPU environment and device requests are built by spawner/gpuenv.py
+(device identity, renumbering and the caps of each sharing mode).
 """
 
 from __future__ import annotations
@@ -28,16 +14,13 @@ import posixpath
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-MODES = ("mps", "hami", "framework")
+from .gpuenv import GPU, MODES, NodeEnforcement, device_requests, gpu_environment
+
+__all__ = ["GPU", "MODES", "NodeEnforcement", "device_requests", "gpu_environment",
+           "Mount", "SessionSpec", "container_config", "host_config", "labels",
+           "slurm_gres", "slurm_request", "vfolder_mounts"]
+
 MiB = 2**20
-HUNDRED = Decimal(100)
-
-
-@dataclass(frozen=True)
-class GPU:
-    index: int
-    share: Decimal  # 1 for a whole device
-    memory: int = 0  # bytes, 0 when unknown
 
 
 @dataclass(frozen=True)
@@ -67,56 +50,8 @@ class SessionSpec:
     gid: int = 100
     pids_limit: int = 4096
     env: tuple[tuple[str, str], ...] = field(default=())
-
-
-def _percent(share: Decimal) -> int:
-    return int((share * HUNDRED).to_integral_value(ROUND_FLOOR))
-
-
-def _mib(n: int | Decimal) -> int:
-    return int((Decimal(n) / MiB).to_integral_value(ROUND_FLOOR))
-
-
-def gpu_environment(gpus: tuple[GPU, ...], mode: str) -> dict[str, str]:
-    """The environment that exposes exactly ``gpus`` and enforces shares."""
-    if mode not in MODES:
-        raise ValueError(f"unknown GPU sharing mode {mode!r}; use one of {', '.join(MODES)}")
-    if not gpus:
-        return {"NVIDIA_VISIBLE_DEVICES": "void", "CUDA_VISIBLE_DEVICES": ""}
-    devices = ",".join(str(g.index) for g in gpus)
-    env = {"NVIDIA_VISIBLE_DEVICES": devices, "CUDA_VISIBLE_DEVICES": devices}
-    shared = [g for g in gpus if g.share < 1]
-    if not shared:
-        return env
-    if len(gpus) != 1:
-        raise ValueError("a share is of ONE device: fractional allocations hold one GPU")
-    g = shared[0]
-    # inside the container the one visible device is number 0
-    if mode == "mps":
-        env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(_percent(g.share))
-        if g.memory:
-            env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={_mib(g.memory * g.share)}M"
-    elif mode == "hami":
-        env["CUDA_DEVICE_SM_LIMIT"] = str(_percent(g.share))
-        if g.memory:
-            env["CUDA_DEVICE_MEMORY_LIMIT"] = f"{_mib(g.memory * g.share)}m"
-    else:
-        fraction = str(g.share.normalize())
-        env["XLA_PYTHON_CLIENT_MEM_FRACTION"] = fraction
-        env["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
-        env["HUBGRID_GPU_MEMORY_FRACTION"] = fraction
-    return env
-
-
-def device_requests(gpus: tuple[GPU, ...]) -> list[dict]:
-    """Docker device requests for exactly the allocated device ids."""
-    if not gpus:
-        return []
-    return [{
-        "Driver": "nvidia",
-        "DeviceIDs": [str(g.index) for g in gpus],
-        "Capabilities": [["gpu"]],
-    }]
+    #: the node's MPS directories and the image's HAMi-core library
+    enforcement: NodeEnforcement = NodeEnforcement()
 
 
 def labels(spec: SessionSpec) -> dict[str, str]:
@@ -172,7 +107,8 @@ def vfolder_mounts(mounts, root: str) -> tuple[Mount, ...]:
 def container_config(spec: SessionSpec) -> dict:
     """The container's create body (less command and networking, which the
     spawner owns)."""
-    env = {**dict(spec.env), **gpu_environment(spec.gpus, spec.gpu_mode)}
+    env = {**dict(spec.env),
+           **gpu_environment(spec.gpus, spec.gpu_mode, "container", spec.enforcement)}
     return {
         "Image": spec.image,
         "User": f"{spec.uid}:{spec.gid}",

@@ -32,7 +32,8 @@ from hub_ext.config import SERVICE_NAME
 
 from . import admission
 from .admission import fail, unavailable, user_refused
-from .builders import GPU, MODES, gpu_environment
+from .builders import MODES, gpu_environment
+from .gpuenv import allocation_gpus
 from .options import DEFAULT_SIZE, TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
 
 
@@ -292,11 +293,10 @@ class HubgridSpawnerMixin(Configurable):
             self.mem_limit = int(slots["mem"])
         if "cpu" in slots:
             self.cpu_limit = float(slots["cpu"])  # traitlets' Float, at the backend edge
-        gpus = tuple(GPU(g["index"], Decimal(g["share"]), g.get("memory", 0))
-                     for g in allocation["gpus"])
+        gpus = allocation_gpus(allocation["gpus"])
         batch = {"HUBGRID_BATCH_COMMAND": opts.command} if opts.session_type == "batch" else {}
         self.session_env = {**self._env_of(allocation), **batch,
-                            **gpu_environment(gpus, self.gpu_sharing_mode)}
+                            **gpu_environment(gpus, self.gpu_sharing_mode, "host")}
 
     def get_env(self):
         # the session's own variables, set anew for every start

@@ -8,6 +8,7 @@ import pytest
 
 from spawner.builders import (
     GPU,
+    NodeEnforcement,
     Mount,
     SessionSpec,
     container_config,
@@ -17,6 +18,7 @@ from spawner.builders import (
     slurm_request,
     vfolder_mounts,
 )
+from spawner.gpuenv import HAMI_LABEL, allocation_gpus, hami_library, share_memory
 
 GiB = 2**30
 A100 = 80 * GiB
@@ -30,39 +32,97 @@ def spec(**kw) -> SessionSpec:
 
 
 def test_no_gpu_hides_every_device():
-    assert gpu_environment((), "mps") == {"NVIDIA_VISIBLE_DEVICES": "void",
-                                          "CUDA_VISIBLE_DEVICES": ""}
+    for where in ("container", "host"):
+        assert gpu_environment((), "mps", where) == {"NVIDIA_VISIBLE_DEVICES": "void",
+                                                     "CUDA_VISIBLE_DEVICES": ""}
     assert device_requests(()) == []
 
 
-def test_whole_gpus_expose_exactly_the_allocated_ids():
-    gpus = (GPU(1, D(1), A100), GPU(3, D(1), A100))
-    assert gpu_environment(gpus, "mps") == {"NVIDIA_VISIBLE_DEVICES": "1,3",
-                                            "CUDA_VISIBLE_DEVICES": "1,3"}
+def test_a_container_names_devices_by_uuid_and_sees_them_as_0_to_n():
+    gpus = (GPU(1, D(1), A100, "GPU-aaa"), GPU(3, D(1), A100, "GPU-ccc"))
+    assert gpu_environment(gpus, "mps") == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc",
+                                            "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                                            "CUDA_VISIBLE_DEVICES": "0,1"}
     assert device_requests(gpus) == [
-        {"Driver": "nvidia", "DeviceIDs": ["1", "3"], "Capabilities": [["gpu"]]}]
+        {"Driver": "nvidia", "DeviceIDs": ["GPU-aaa", "GPU-ccc"], "Capabilities": [["gpu"]]}]
+
+
+def test_a_session_on_gpu_3_of_a_container_sees_device_0():
+    env = gpu_environment((GPU(3, D(1), A100, "GPU-ddd"),), "framework", "container")
+    assert env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert env["NVIDIA_VISIBLE_DEVICES"] == "GPU-ddd"
+
+
+def test_a_host_process_names_its_devices_in_pci_order():
+    by_uuid = (GPU(1, D(1), A100, "GPU-aaa"), GPU(3, D(1), A100, "GPU-ccc"))
+    assert gpu_environment(by_uuid, "mps", "host") == {
+        "NVIDIA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "CUDA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc"}
+    # a declared inventory without UUIDs: NVML indexes, which PCI order makes CUDA's
+    by_index = (GPU(1, D(1)), GPU(3, D(1)))
+    assert gpu_environment(by_index, "mps", "host")["CUDA_VISIBLE_DEVICES"] == "1,3"
+    assert device_requests(by_index)[0]["DeviceIDs"] == ["1", "3"]
+
+
+def test_an_unknown_place_is_refused():
+    with pytest.raises(ValueError, match="unknown place"):
+        gpu_environment((GPU(0, D(1)),), "mps", "cloud")
+
+
+QUARTER = GPU(2, D("0.25"), 20 * GiB, "GPU-q")
 
 
 @pytest.mark.parametrize("mode,expected", [
     ("mps", {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25",
-             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=20480M"}),
+             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT": "0=20480M",
+             "CUDA_MPS_PIPE_DIRECTORY": "/tmp/nvidia-mps",
+             "CUDA_MPS_LOG_DIRECTORY": "/var/log/nvidia-mps"}),
     ("hami", {"CUDA_DEVICE_SM_LIMIT": "25", "CUDA_DEVICE_MEMORY_LIMIT": "20480m"}),
-    ("framework", {"XLA_PYTHON_CLIENT_MEM_FRACTION": "0.25", "TF_FORCE_GPU_ALLOW_GROWTH": "true",
-                   "HUBGRID_GPU_MEMORY_FRACTION": "0.25"}),
+    ("framework", {"XLA_PYTHON_CLIENT_MEM_FRACTION": "0.25",
+                   "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+                   "HUBGRID_GPU_MEMORY_FRACTION": "0.25",
+                   "HUBGRID_GPU_MEMORY_BYTES": str(20 * GiB)}),
 ])
 def test_a_share_gets_the_enforcement_of_its_mode(mode, expected):
-    env = gpu_environment((GPU(2, D("0.25"), A100),), mode)
-    assert env == {"NVIDIA_VISIBLE_DEVICES": "2", "CUDA_VISIBLE_DEVICES": "2", **expected}
+    env = gpu_environment((QUARTER,), mode)
+    assert env == {"NVIDIA_VISIBLE_DEVICES": "GPU-q", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                   "CUDA_VISIBLE_DEVICES": "0", **expected}
+    host = gpu_environment((QUARTER,), mode, "host")
+    assert host == {**env, "CUDA_VISIBLE_DEVICES": "GPU-q"}
+
+
+def test_mps_clients_get_the_nodes_daemon_directories():
+    node = NodeEnforcement(mps_pipe_directory="/run/mps", mps_log_directory="/run/mps-log")
+    env = gpu_environment((QUARTER,), "mps", "container", node)
+    assert (env["CUDA_MPS_PIPE_DIRECTORY"], env["CUDA_MPS_LOG_DIRECTORY"]) == ("/run/mps", "/run/mps-log")
+
+
+def test_hami_preloads_the_library_only_when_the_image_declares_it():
+    assert "LD_PRELOAD" not in gpu_environment((QUARTER,), "hami")
+    lib = hami_library({HAMI_LABEL: "/usr/local/vgpu/libvgpu.so"})
+    env = gpu_environment((QUARTER,), "hami", "container", NodeEnforcement(hami_library=lib))
+    assert env["LD_PRELOAD"] == "/usr/local/vgpu/libvgpu.so"
+    assert hami_library({"other": "x"}) == hami_library(None) == ""
 
 
 def test_a_share_of_a_gpu_of_unknown_memory_limits_compute_only():
-    assert "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT" not in gpu_environment((GPU(0, D("0.5")),), "mps")
+    env = gpu_environment((GPU(0, D("0.5")),), "mps")
+    assert "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT" not in env
+    assert "HUBGRID_GPU_MEMORY_BYTES" not in gpu_environment((GPU(0, D("0.5")),), "framework")
 
 
 def test_shares_round_down_never_up():
-    env = gpu_environment((GPU(0, D("0.33"), 3 * GiB),), "hami")
+    memory = share_memory(D("0.33"), 3 * GiB + 1)
+    assert memory == (3 * GiB + 1) * 33 // 100
+    env = gpu_environment((GPU(0, D("0.33"), memory),), "hami")
     assert env["CUDA_DEVICE_SM_LIMIT"] == "33"
-    assert env["CUDA_DEVICE_MEMORY_LIMIT"] == f"{int(3 * 1024 * 33 // 100)}m"
+    assert env["CUDA_DEVICE_MEMORY_LIMIT"] == f"{memory // 2**20}m"
+
+
+def test_an_allocation_record_becomes_gpus():
+    assert allocation_gpus([{"index": 3, "uuid": "GPU-x", "share": "0.5", "memory": 7},
+                            {"index": 4, "share": "1"}]) == (
+        GPU(3, D("0.5"), 7, "GPU-x"), GPU(4, D(1), 0, ""))
 
 
 def test_unknown_mode_and_shares_across_devices_are_refused():
@@ -74,7 +134,7 @@ def test_unknown_mode_and_shares_across_devices_are_refused():
 
 def test_container_config_carries_limits_labels_and_no_privileges():
     cfg = container_config(spec(
-        gpus=(GPU(0, D("0.5"), A100),), gpu_mode="mps",
+        gpus=(GPU(0, D("0.5"), A100 // 2, "GPU-0"),), gpu_mode="mps",
         mounts=(Mount("/srv/vf/alice/data", "/home/jovyan/data", read_only=True),),
         env=(("JUPYTERHUB_USER", "alice"),),
     ))
@@ -82,11 +142,14 @@ def test_container_config_carries_limits_labels_and_no_privileges():
         "Image": "hubgrid/base:1",
         "User": "1000:100",
         "Env": [
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID",
             "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50",
+            "CUDA_MPS_LOG_DIRECTORY=/var/log/nvidia-mps",
             "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=40960M",
+            "CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps",
             "CUDA_VISIBLE_DEVICES=0",
             "JUPYTERHUB_USER=alice",
-            "NVIDIA_VISIBLE_DEVICES=0",
+            "NVIDIA_VISIBLE_DEVICES=GPU-0",
         ],
         "Labels": {"hubgrid.allocation": "a-1", "hubgrid.user": "alice",
                    "hubgrid.domain": "acme", "hubgrid.project": "ml"},
@@ -98,7 +161,7 @@ def test_container_config_carries_limits_labels_and_no_privileges():
             "Privileged": False,
             "CapDrop": ["ALL"],
             "SecurityOpt": ["no-new-privileges"],
-            "DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["0"],
+            "DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["GPU-0"],
                                 "Capabilities": [["gpu"]]}],
             "Mounts": [{"Type": "bind", "Source": "/srv/vf/alice/data",
                         "Target": "/home/jovyan/data", "ReadOnly": True}],
@@ -108,7 +171,8 @@ def test_container_config_carries_limits_labels_and_no_privileges():
 
 def test_the_allocation_environment_cannot_be_overridden_by_extra_env():
     cfg = container_config(spec(gpus=(GPU(1, D(1)),), env=(("CUDA_VISIBLE_DEVICES", "0,1,2,3"),)))
-    assert "CUDA_VISIBLE_DEVICES=1" in cfg["Env"]
+    assert "CUDA_VISIBLE_DEVICES=0" in cfg["Env"]
+    assert "NVIDIA_VISIBLE_DEVICES=1" in cfg["Env"]
     assert "CUDA_VISIBLE_DEVICES=0,1,2,3" not in cfg["Env"]
 
 
@@ -120,20 +184,23 @@ def test_the_spawner_applies_the_allocation_limits_and_gpu_environment():
     sp._apply_allocation({
         "id": "a-9", "domain": "acme", "project": "ml", "resource_group": "gpu", "node": "n1",
         "slots": {"cpu": "1.5", "mem": str(4 * GiB), "gpu.shares": "0.5"},
-        "gpus": [{"index": 3, "share": "0.5", "memory": 16 * GiB}],
+        "gpus": [{"index": 3, "uuid": "GPU-3", "share": "0.5", "memory": 8 * GiB}],
     }, SessionOptions())
     assert (sp.cpu_limit, sp.mem_limit) == (1.5, 4 * GiB)
+    # a local process sees the whole node: its device by UUID, in PCI order
     assert {k: sp.session_env[k] for k in ("HUBGRID_ALLOCATION", "CUDA_VISIBLE_DEVICES",
-                                           "CUDA_DEVICE_SM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT")} == {
-        "HUBGRID_ALLOCATION": "a-9", "CUDA_VISIBLE_DEVICES": "3",
+                                           "CUDA_DEVICE_ORDER", "CUDA_DEVICE_SM_LIMIT",
+                                           "CUDA_DEVICE_MEMORY_LIMIT")} == {
+        "HUBGRID_ALLOCATION": "a-9", "CUDA_VISIBLE_DEVICES": "GPU-3",
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "CUDA_DEVICE_SM_LIMIT": "50", "CUDA_DEVICE_MEMORY_LIMIT": "8192m"}
 
 
 def test_declared_gpus_without_a_runtime_get_the_environment_but_no_devices():
-    cfg = container_config(spec(gpus=(GPU(2, D("0.5"), A100),), attach_gpus=False))
+    cfg = container_config(spec(gpus=(GPU(2, D("0.5"), A100 // 2),), attach_gpus=False))
     assert cfg["HostConfig"]["DeviceRequests"] == []
-    assert "CUDA_VISIBLE_DEVICES=2" in cfg["Env"]
-    attached = container_config(spec(gpus=(GPU(2, D("0.5"), A100),)))
+    assert "NVIDIA_VISIBLE_DEVICES=2" in cfg["Env"]
+    attached = container_config(spec(gpus=(GPU(2, D("0.5"), A100 // 2),)))
     assert attached["HostConfig"]["DeviceRequests"][0]["DeviceIDs"] == ["2"]
 
 

@@ -208,7 +208,8 @@ def test_docker_demo_first_start_works(tmp_path):
         [c] = engine.containers(filters={"label": f"hubgrid.allocation={a['id']}"})
         info = engine.inspect_container(c["Id"])
         env = dict(e.split("=", 1) for e in info["Config"]["Env"])
-        assert env["CUDA_VISIBLE_DEVICES"] == str(a["gpus"][0]["index"]), env
+        assert env["NVIDIA_VISIBLE_DEVICES"] == str(a["gpus"][0]["index"]), env
+        assert env["CUDA_VISIBLE_DEVICES"] == "0", env  # its one device, numbered 0 inside
         assert not info["HostConfig"].get("DeviceRequests"), info["HostConfig"]
         stop_server(hub, "admin", "gpu")
         r = requests.delete(hub.hub_api + "users/admin/server", timeout=60,

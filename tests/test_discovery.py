@@ -36,6 +36,9 @@ class FakeNVMLWithTwoA100:
     def nvmlDeviceGetName(self, h):
         return b"NVIDIA A100-SXM4-80GB"
 
+    def nvmlDeviceGetUUID(self, h):
+        return f"GPU-0000000{h}-aaaa-bbbb-cccc-dddddddddddd".encode()
+
     def nvmlDeviceGetMemoryInfo(self, h):
         class Info:
             total = 80 * 2**30
@@ -51,10 +54,12 @@ def test_nvml_failing_to_initialise_means_no_gpus():
     assert local_gpus(NVMLWithoutDriver()) == []
 
 
-def test_nvml_devices_are_listed_with_model_and_memory():
+def test_nvml_devices_are_listed_with_uuid_model_and_memory():
     nvml = FakeNVMLWithTwoA100()
     assert local_gpus(nvml) == [
-        {"index": 0, "model": "A100-SXM4-80GB", "memory": 80 * 2**30},
-        {"index": 1, "model": "A100-SXM4-80GB", "memory": 80 * 2**30},
+        {"index": 0, "uuid": "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd",
+         "model": "A100-SXM4-80GB", "memory": 80 * 2**30},
+        {"index": 1, "uuid": "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd",
+         "model": "A100-SXM4-80GB", "memory": 80 * 2**30},
     ]
     assert nvml.shut

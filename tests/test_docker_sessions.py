@@ -316,7 +316,9 @@ def test_gpu_shares_from_the_spawn_page_and_the_api(dock):
             info = dock.engines[url].inspect_container(c["Id"])
             env = dict(e.split("=", 1) for e in info["Config"]["Env"])
             index = str(a["gpus"][0]["index"])
-            assert (env["CUDA_VISIBLE_DEVICES"], env["HUBGRID_GPU_MEMORY_FRACTION"]) == (index, "0.5")
+            # the node's device by NVML id; inside the container it is device 0
+            assert (env["NVIDIA_VISIBLE_DEVICES"], env["CUDA_VISIBLE_DEVICES"],
+                    env["HUBGRID_GPU_MEMORY_FRACTION"]) == (index, "0", "0.5")
             assert not info["HostConfig"].get("DeviceRequests")  # declared GPUs, no runtime
     finally:
         for s in ("g1", "g2"):

@@ -12,7 +12,10 @@ log = logging.getLogger(__name__)
 
 
 def local_gpus(nvml=None) -> list[dict]:
-    """``[{"index": 0, "model": "A100", "memory": bytes}, ...]`` or []."""
+    """``[{"index": 0, "uuid": "GPU-...", "model": "A100", "memory": bytes}, ...]``
+    or []: NVML's index (PCI bus order), the device's UUID (stable across
+    reboots, what Docker device requests and CUDA_VISIBLE_DEVICES name), its
+    model and its total memory in bytes."""
     if nvml is None:
         try:
             import pynvml as nvml
@@ -31,7 +34,10 @@ def local_gpus(nvml=None) -> list[dict]:
             if isinstance(name, bytes):
                 name = name.decode()
             model = name.replace("NVIDIA ", "").replace(" ", "-")
-            out.append({"index": i, "model": model,
+            uuid = nvml.nvmlDeviceGetUUID(h)
+            if isinstance(uuid, bytes):
+                uuid = uuid.decode()
+            out.append({"index": i, "uuid": uuid, "model": model,
                         "memory": int(nvml.nvmlDeviceGetMemoryInfo(h).total)})
         return out
     finally:
