@@ -13,17 +13,19 @@ a free port of its node, on the node's address (loopback for a local engine).
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 from urllib.parse import urlparse
 
 import docker
 from dockerspawner import DockerSpawner
 from jupyterhub.spawner import SpawnException
-from jupyterhub.utils import random_port
-from traitlets import Enum, Integer, Unicode, default
+from jupyterhub.utils import fmt_ip_url, random_port
+from traitlets import Enum, Float, Integer, Unicode, default
 
 from .builders import SessionSpec, container_config, vfolder_mounts
 from .gpuenv import allocation_gpus
+from . import readiness
 from .mixin import HubgridSpawnerMixin
 
 
@@ -71,6 +73,17 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     ).tag(config=True)
 
     session_uid = Integer(1000, help="User id the session runs as (never root).").tag(config=True)
+
+    ready_poll_interval = Float(
+        0.1,
+        help="""How often start() asks the started server whether it answers
+        (seconds): start() returns once it does, so the hub's first check finds
+        it (the hub's own checks come at random times up to 5 s apart, about
+        1.5 s late on average). It waits at most ``http_timeout`` (then the
+        start fails, as the hub's check would) and within ``start_timeout``;
+        a container that exits first fails the start at once. 0: start()
+        returns as soon as the container runs.""",
+    ).tag(config=True)
     session_gid = Integer(100, help="Group id the session runs as.").tag(config=True)
 
     @default("image")
@@ -125,6 +138,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         self.docker_url = allocation.get("backend_url") or self.default_docker_url
         self.ip = session_host(self.docker_url)
         self.port = random_port()
+        self._start_began = time.monotonic()  # the start budget runs from here (mixin)
         if opts.session_type == "batch":
             self.session_env = {**self.session_env, "HUBGRID_BATCH_GO_FILE": self.BATCH_GO_FILE}
 
@@ -170,6 +184,32 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             raise SpawnException(f"node {self.allocation['node']} refused the session: "
                                  f"{e.explanation or e}", reason="backend",
                                  status_code=500) from None
+
+    _start_began = 0.0
+
+    async def start_object(self):
+        await super().start_object()
+        await self._until_answering()
+
+    async def _until_answering(self):
+        """Return once the server answers (ready_poll_interval)."""
+        if self.ready_poll_interval <= 0 or self.internal_ssl or self.server is None:
+            return
+        budget_left = self.start_timeout - (time.monotonic() - self._start_began) - 1
+        window = min(self.http_timeout, budget_left)
+        url = f"http://{fmt_ip_url(self.ip)}:{self.port}{self.server.base_url}api"
+        try:
+            up = await readiness.until_answering(url, interval=self.ready_poll_interval,
+                                                 timeout=max(window, 0),
+                                                 exit_code=self.session_exit_code)
+        except readiness.ServerExited as e:
+            raise SpawnException(f"the session's server exited with code {e.code} before "
+                                 "it answered", reason="backend", status_code=500) from None
+        if not up and window >= self.http_timeout:
+            raise SpawnException(f"the session's server did not answer within "
+                                 f"{self.http_timeout:g} s (http_timeout)", reason="timeout",
+                                 status_code=500)
+        # else the start budget is nearly spent: the hub's own checks go on
 
     async def check_allowed(self, image):
         # the service's image registry admitted the image with the session
