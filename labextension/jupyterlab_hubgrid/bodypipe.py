@@ -8,12 +8,19 @@ If the upstream request ends early (the service answered before the whole
 body, or broke off), the rest of the body is read and dropped; if the browser
 goes away mid-body, the upstream request is aborted, so the service sees a
 broken-off body (a tus upload keeps its offset, a PUT leaves nothing).
+
+:class:`RefusalDrain` is for answers the forwarder gives *before* the body
+went anywhere (a visitor, a missing XSRF token, no configuration): see there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
+
+from tornado.concurrent import Future, future_set_result_unless_cancelled
+from tornado.ioloop import IOLoop
 
 #: the queue's end-of-body marker
 END = object()
@@ -75,3 +82,78 @@ class BodyPipe:
             if isinstance(item, BaseException):
                 raise item
             await write(item)
+
+
+class RefusalDrain:
+    """Mixin for a ``@stream_request_body`` handler: an answer given before
+    the request's body has ended is *held* while the rest of the body is
+    read and dropped, then sent, on a connection that stays clean and alive.
+
+    Answered with the body unread, tornado closes the connection on unread
+    bytes, the kernel resets it, and configurable-http-proxy (in front of
+    every Jupyter server) loses the answer: it answered 503 to that request
+    and to the next one on the same keep-alive connection. The hubgrid
+    service holds its own refusals the same way (``quota_service/api/streamed.py``).
+
+    Draining is bounded: a body declared longer than :attr:`drain_max_bytes`
+    (or sent chunked) is not drained -- the answer goes at once, saying
+    ``Connection: close``; a drain still running after :attr:`drain_seconds`
+    is cut the same way. The handler drops the chunks while :attr:`draining`.
+    """
+
+    #: the largest body drained to answer a refusal cleanly (bytes)
+    drain_max_bytes = 64 << 20
+    #: the longest a drain may take (seconds) before the answer goes anyway
+    drain_seconds = 60.0
+
+    _held: tuple | None = None  # (args, kwargs, done, timer)
+    _released = False
+
+    @property
+    def draining(self) -> bool:
+        return self._held is not None
+
+    def drain_length(self, headers) -> int | None:
+        """The body's declared length if it may be drained, else None."""
+        if "Transfer-Encoding" in headers:
+            return None
+        value = headers.get("Content-Length", "0")
+        if re.fullmatch(r"[0-9]{1,19}", value) is None or int(value) > self.drain_max_bytes:
+            return None
+        return int(value)
+
+    def finish(self, *args, **kwargs):
+        if self._held is not None:  # send_error finishes again after write_error
+            return self._held[2]
+        body = getattr(self.request, "_body_future", None)
+        if self._released or body is None or body.done():
+            return super().finish(*args, **kwargs)
+        length = self.drain_length(self.request.headers)
+        if length is None:
+            self._released = True
+            self.set_header("Connection", "close")
+            return super().finish(*args, **kwargs)
+        self.request.connection.set_max_body_size(length)
+        timer = IOLoop.current().call_later(self.drain_seconds, self._release, None, True)
+        self._held = (args, kwargs, Future(), timer)
+        body.add_done_callback(self._release)
+        return self._held[2]
+
+    def _release(self, _body=None, cut: bool = False) -> None:
+        """Send the held answer: the body ended (or the browser left), or the
+        drain was cut (``cut``: the connection closes after the answer)."""
+        held, self._held = self._held, None
+        if held is None:
+            return
+        args, kwargs, done, timer = held
+        self._released = True
+        IOLoop.current().remove_timeout(timer)
+        if cut:
+            self.set_header("Connection", "close")
+        sent = super().finish(*args, **kwargs)
+
+        def settle(f):
+            f.exception()  # the browser left: nobody to tell
+            future_set_result_unless_cancelled(done, None)
+
+        sent.add_done_callback(settle)

@@ -15,7 +15,11 @@ credential. What it guarantees:
 - the service's status codes, JSON bodies (errors included), query strings
   and a few headers (content type, ranges, tus upload headers, Location,
   rewritten to this server's prefix) pass through unchanged; an unreachable
-  service is a 502 and a missing configuration a 503, each with a JSON message.
+  service is a 502 and a missing configuration a 503, each with a JSON message;
+- a refusal given before a body went on (a visitor, no XSRF token, no
+  configuration) is answered once the body has been read and dropped
+  (``bodypipe.RefusalDrain``, bounded), so the connection stays usable behind
+  configurable-http-proxy (which answered 503 otherwise, also to the next call).
 
 Request bodies are streamed to the service as they arrive, one chunk in
 flight at a time (``bodypipe``), whatever their size: an upload through
@@ -42,7 +46,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from traitlets import Float, Integer, TraitError, Unicode, default, validate
 from traitlets.config import Configurable
 
-from .bodypipe import BodyPipe
+from .bodypipe import BodyPipe, RefusalDrain
 
 #: where the forwarder answers, under the server's base_url
 PREFIX = "hubgrid/api/"
@@ -251,8 +255,9 @@ def local_location(location: str, api_url: str, local_prefix: str) -> str | None
 
 
 @web.stream_request_body
-class ForwardHandler(APIHandler):
-    """Forward one call under ``hubgrid/api/`` to the hubgrid API."""
+class ForwardHandler(RefusalDrain, APIHandler):
+    """Forward one call under ``hubgrid/api/`` to the hubgrid API. A refusal
+    before the body went on is answered once the body is read (``RefusalDrain``)."""
 
     _pipe: BodyPipe | None = None
     _answer: asyncio.Future | None = None
@@ -269,15 +274,17 @@ class ForwardHandler(APIHandler):
         if not self.current_user:  # @web.authenticated would refuse, after the body
             raise web.HTTPError(403)
         self.request.connection.set_max_body_size(STREAMED_MAX)
-        self._pipe = BodyPipe()
-        self._answer = asyncio.ensure_future(self.send(self.path_args[0], self._pipe))
+        pipe = BodyPipe()
+        # the owner and configuration checks first: a refusal leaves no pipe
+        self._answer = asyncio.ensure_future(self.send(self.path_args[0], pipe))
         self._answer.add_done_callback(_retrieve)
-        self._pipe.watch(self._answer)
+        pipe.watch(self._answer)
+        self._pipe = pipe
 
     def data_received(self, chunk: bytes):
-        if self._pipe is not None:
+        if self._pipe is not None and not self.draining:
             return self._pipe.put(chunk)
-        return None
+        return None  # refused: the body is read and dropped
 
     def on_connection_close(self):
         if self._pipe is not None:
