@@ -132,3 +132,40 @@ def test_the_hub_holds_what_its_servers_record_and_its_pending_servers_hold_thei
     ]
     assert holdings(models) == (frozenset({"a-1", "a-2"}),
                                 frozenset({("alice", "gpu"), ("alice", "cpu")}))
+
+
+class RevokingHub(FakeHub):
+    """A hub with a user hubgrid does not know, ``ghost``, holding a token
+    until the first revoke ends it; records the revokes."""
+
+    def __init__(self):
+        super().__init__()
+        self.revokes: list[str] = []
+        self.activity = "2026-01-01T00:00:00Z"
+
+    async def state(self) -> HubState:
+        return HubState(users=frozenset({"ghost"}), held=self.held, pending=self.pending,
+                        activity={"ghost": self.activity})
+
+    async def apply(self, action):
+        assert action.verb == "revoke" and action.target == "ghost", action
+        self.revokes.append(action.target)
+        return "token 7" if len(self.revokes) == 1 else ""
+
+
+async def test_a_locked_out_user_is_revoked_and_logged_once_until_active_again(
+        mirror, caplog):
+    hub = RevokingHub()
+    m = mirror(hub, Reconciler())
+    with caplog.at_level(logging.INFO, logger="test"):
+        for _ in range(3):
+            await m.sync_now()
+        assert hub.revokes == ["ghost"]
+        assert [r.getMessage() for r in caplog.records if "revoke" in r.getMessage()] == [
+            "hub mirror: revoke ghost: ended token 7"]
+        # a token used since: revoked again; nothing found, nothing logged
+        hub.activity = "2026-01-02T00:00:00Z"
+        await m.sync_now()
+        await m.sync_now()
+    assert hub.revokes == ["ghost", "ghost"]
+    assert len([r for r in caplog.records if "revoke" in r.getMessage()]) == 1

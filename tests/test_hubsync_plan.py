@@ -219,3 +219,26 @@ def test_desired_state_follows_a_user_moved_to_another_domain(tenancy):
     assert "alice" not in desired.groups["acme"][1]
     assert "alice" not in desired.groups["acme.ml"][1]
     assert "alice" in desired.groups["globex"][1]
+
+
+# --- revoking once (issue 19: "revoke <user>" logged on every pass) ------------------
+
+def test_a_revoked_user_is_revoked_again_only_when_something_may_be_there():
+    desired = state(users=["ada"], inactive=["ada"])
+    quiet = HubState(users=frozenset({"ada", "ghost"}), activity={"ada": "t1", "ghost": None})
+    settled = {"ada": "t1", "ghost": None}
+    assert hubsync.plan(desired, quiet, settled) == []
+    # never revoked (or forgotten: a restart): revoked
+    assert hubsync.plan(desired, quiet, {"ada": "t1"}) == [Action("revoke", "ghost")]
+    # active since (a token used), or holding a server: revoked again
+    used = HubState(users=quiet.users, activity={"ada": "t2", "ghost": None})
+    assert hubsync.plan(desired, used, settled) == [Action("revoke", "ada")]
+    running = HubState(users=quiet.users, activity=quiet.activity, serving=frozenset({"ghost"}))
+    assert hubsync.plan(desired, running, settled) == [Action("revoke", "ghost")]
+
+
+def test_the_hubs_user_models_say_who_has_a_server():
+    models = [{"name": "a", "servers": {"": {}}}, {"name": "b", "servers": {}},
+              {"name": "c", "server": "/user/c/"}, {"name": "d", "pending": "spawn"},
+              {"name": "e"}]
+    assert hubsync.serving(models) == {"a", "c", "d"}

@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -44,6 +45,10 @@ class HubState:
     # (user, server name) of the servers the hub lists as pending (a spawn
     # whose allocation its spawner may not have recorded yet)
     pending: frozenset[tuple[str, str]] = frozenset()
+    # the hub's last_activity of each user (None: never active)
+    activity: dict[str, str | None] = field(default_factory=dict)
+    # users with a server in the hub (running or pending)
+    serving: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -69,14 +74,27 @@ def desired_state(s: Session) -> HubState:
     return HubState(users=users, groups=groups, inactive=inactive)
 
 
-def plan(desired: HubState, actual: HubState) -> list[Action]:
-    """Actions that make the hub's users and managed groups match ``desired``."""
+def locked_out(desired: HubState, actual: HubState) -> frozenset[str]:
+    """Hub users who may hold nothing: inactive ones, and hub users hubgrid
+    does not know (deleted, or added in the admin panel and never logged in)."""
+    return (desired.inactive & actual.users) | (actual.users - desired.users)
+
+
+def plan(desired: HubState, actual: HubState,
+         settled: Mapping[str, str | None] | None = None) -> list[Action]:
+    """Actions that make the hub's users and managed groups match ``desired``.
+
+    ``settled``: locked-out users already revoked, with their hub
+    last_activity then. Such a user is revoked again only when there may be
+    something to revoke: a server in the hub, or activity since (a token
+    used). Without it every locked-out user is revoked."""
     actions: list[Action] = []
     for name in sorted(desired.users - actual.users):
         actions.append(Action("create-user", name))
-    # inactive users, and hub users hubgrid does not know (deleted, or added in
-    # the admin panel and never logged in): no tokens, no servers
-    for name in sorted((desired.inactive & actual.users) | (actual.users - desired.users)):
+    for name in sorted(locked_out(desired, actual)):
+        if (settled is not None and name in settled and name not in actual.serving
+                and settled[name] == actual.activity.get(name)):
+            continue  # revoked, and nothing happened since
         actions.append(Action("revoke", name))
     for name, (kind, members) in sorted(desired.groups.items()):
         if name not in actual.groups:
@@ -93,6 +111,12 @@ def plan(desired: HubState, actual: HubState) -> list[Action]:
         if kind is not None and name not in desired.groups:
             actions.append(Action("delete-group", name))
     return actions
+
+
+def serving(models: list[dict]) -> frozenset[str]:
+    """Users of the hub's user models with a server, running or pending."""
+    return frozenset(u["name"] for u in models
+                     if u.get("servers") or u.get("server") or u.get("pending"))
 
 
 def holdings(models: list[dict]) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
@@ -154,18 +178,23 @@ class HubAPI:
             g["name"]: ((g.get("properties") or {}).get(MARK), frozenset(g.get("users", [])))
             for g in await self._paged("groups")
         }
-        return HubState(users=users, groups=groups, held=held, pending=pending)
+        return HubState(users=users, groups=groups, held=held, pending=pending,
+                        activity={u["name"]: u.get("last_activity") for u in models},
+                        serving=serving(models))
 
     async def servers(self) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
         """``holdings`` of the users with an active (pending or running) server
         only: what the reconciler needs, cheaper than ``state``."""
         return holdings(await self._paged("users", "state=active"))
 
-    async def revoke(self, user: str) -> None:
-        """End an inactive user's hub access: their tokens and servers."""
+    async def revoke(self, user: str) -> str:
+        """End an inactive user's hub access: their tokens and servers; what
+        was ended ("" when there was nothing)."""
         tokens = await self.call("GET", f"users/{user}/tokens")
+        ended = []
         for t in (tokens or {}).get("api_tokens", []):
             await self.call("DELETE", f"users/{user}/tokens/{t['id']}")
+            ended.append(f"token {t['id']}")
         model = await self.call("GET", f"users/{user}")
         for server_name in (model.get("servers") or {}):
             path = f"users/{user}/servers/{quote(server_name, safe='')}" if server_name else f"users/{user}/server"
@@ -174,8 +203,11 @@ class HubAPI:
             except HTTPClientError as e:
                 if e.code not in (202, 204, 400, 404):
                     raise
+            ended.append(f"server {server_name!r}")
+        return ", ".join(ended)
 
-    async def apply(self, action: Action) -> None:
+    async def apply(self, action: Action) -> str | None:
+        """Do ``action``; a revoke says what it ended ("" for nothing)."""
         g = quote(action.target, safe="")
         if action.verb == "create-user":
             try:
@@ -195,7 +227,7 @@ class HubAPI:
         elif action.verb == "delete-group":
             await self.call("DELETE", f"groups/{g}")
         elif action.verb == "revoke":
-            await self.revoke(g)
+            return await self.revoke(g)
         else:  # pragma: no cover - plan() makes only the verbs above
             raise ValueError(action.verb)
 
@@ -229,6 +261,8 @@ class HubMirror:
         self._recheck: float | None = None
         self._lock = asyncio.Lock()
         self._task: asyncio.Task | None = None
+        #: locked-out users revoked, with their hub last_activity then (``plan``)
+        self._settled: dict[str, str | None] = {}
 
     def start(self) -> None:
         if self.hub is not None and self._task is None:
@@ -270,11 +304,21 @@ class HubMirror:
             released = await self._reconcile(actual.held, read_at, actual.pending)
             with self.session_factory() as s:
                 desired = desired_state(s)
-            actions = plan(desired, actual)
+            # forget who is no longer locked out: revoked afresh if locked out again
+            locked = locked_out(desired, actual)
+            self._settled = {u: a for u, a in self._settled.items() if u in locked}
+            actions = plan(desired, actual, self._settled)
             for action in actions:
-                self.log.info("hub mirror: %s %s %s", action.verb, action.target,
-                              ",".join(action.users))
-                await self.hub.apply(action)
+                if action.verb != "revoke":
+                    self.log.info("hub mirror: %s %s %s", action.verb, action.target,
+                                  ",".join(action.users))
+                ended = await self.hub.apply(action)
+                if action.verb == "revoke":
+                    # logged only when it ended something; not again until
+                    # the user is seen with a server or active
+                    self._settled[action.target] = actual.activity.get(action.target)
+                    if ended:
+                        self.log.info("hub mirror: revoke %s: ended %s", action.target, ended)
             self._next_full = asyncio.get_running_loop().time() + self.interval
             return {"actions": [a.__dict__ | {"users": list(a.users)} for a in actions],
                     "released": released}
