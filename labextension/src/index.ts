@@ -2,6 +2,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 
 import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
+import { reclaimGuardPlugin } from './sessions/guard';
 import { statisticsPlugin } from './statistics/plugin';
 import { adminOpsPlugin } from './admin/ops/plugin';
 import { adminPlugin } from './admin/plugin';
@@ -20,4 +21,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin];

@@ -48,8 +48,19 @@ export async function requestAPI<T>(
   }
 
   if (!response.ok) {
-    throw new ServerConnection.ResponseError(response, data.message || data);
+    throw new ServerConnection.ResponseError(response, responseMessage(response.status, data));
   }
 
   return data;
+}
+
+/**
+ * What a failed call says: the service's message; a 424 is JupyterHub's
+ * "server no longer running" (stopped, or reclaimed): said for people.
+ */
+export function responseMessage(status: number, data: any): string {
+  if (status === 424) {
+    return 'This session\'s server is no longer running (stopped, or reclaimed): start it again from the hub';
+  }
+  return data?.message || data;
 }

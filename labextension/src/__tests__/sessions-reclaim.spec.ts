@@ -101,7 +101,7 @@ describe('the row', () => {
 
   it('shows how far it was kept', () => {
     const row = reclaimRow(alloc('a', { reclaim: notice({ keeps: 1, kept_until: at(3900) }) }), T0)!;
-    expect(row.kept).toMatch(/^kept until \d\d:\d\d:\d\d \(1 of 2 keeps\)$/);
+    expect(row.kept).toMatch(/^kept until (\w{3} \d{1,2} \w{3} )?\d\d:\d\d:\d\d \(1 of 2 keeps\)$/); // local time, with the day when not today
     expect(row.canKeep).toBe(true);
   });
 
@@ -175,7 +175,7 @@ describe('notifications', () => {
     expect(ruleLabel('lifetime')).toBe('past its maximum lifetime');
     expect(ruleLabel('other')).toBe('other');
     const text = warningMessage('gpu-1', notice());
-    expect(text).toMatch(/^Session gpu-1 will be reclaimed at \d\d:\d\d:\d\d \(idle\)\.$/);
+    expect(text).toMatch(/^Session gpu-1 will be reclaimed at (\w{3} \d{1,2} \w{3} )?\d\d:\d\d:\d\d \(idle\)\.$/);
   });
 });
 

@@ -185,6 +185,11 @@ export function listInvitations(
   return requestAPI<IInvitation[]>(`invitations?direction=${direction}`, s);
 }
 
+/** The invitations waiting for my answer only (the quick check for new ones). */
+export function listWaitingInvitations(s: Settings): Promise<IInvitation[]> {
+  return requestAPI<IInvitation[]>('invitations?direction=received&state=pending', s);
+}
+
 export function acceptInvitation(s: Settings, id: string): Promise<IInvitation> {
   return requestAPI<IInvitation>(`invitations/${q(id)}/accept`, s, json('POST'));
 }

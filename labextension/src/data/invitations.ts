@@ -1,4 +1,9 @@
-/** Invitations as the Data menu shows them: what waits for me, what I sent. */
+/**
+ * Invitations as the Data menu shows them: what waits for me, what I sent;
+ * and the quick check for new ones (a cheap read of the invitations waiting
+ * for me every `CHECK_INTERVAL` while the page is visible: a new one shows
+ * within seconds, while the Data menu's full read backs off to minutes).
+ */
 
 import { IInvitation } from './types';
 
@@ -65,4 +70,18 @@ export function groupInvitations(
       ),
     history: all.filter(i => i.state !== 'pending').sort(newestFirst)
   };
+}
+
+/** How often the invitations waiting for me are checked while the page is visible (ms). */
+export const CHECK_INTERVAL = 10 * 1000;
+
+/**
+ * What the quick check compares: the ids of the invitations waiting for
+ * me, in order. A different key than the last full read's: read everything.
+ */
+export function waitingKey(invitations: IInvitation[], me: string): string {
+  return waitingForMe(invitations, me)
+    .map(i => i.id)
+    .sort()
+    .join(' ');
 }

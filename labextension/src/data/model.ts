@@ -11,7 +11,7 @@ import { Poll } from '@lumino/polling';
 
 import * as api from './api';
 import { answerKey, BASE_INTERVAL, MAX_INTERVAL, nextInterval } from './idle';
-import { waitingForMe } from './invitations';
+import { CHECK_INTERVAL, waitingForMe, waitingKey } from './invitations';
 import {
   IDataMe,
   IFolder,
@@ -51,6 +51,13 @@ export class DataModel {
       frequency: { interval: BASE_INTERVAL, backoff: true, max: MAX_INTERVAL },
       standby: 'when-hidden'
     });
+    // new invitations within seconds: a cheap check, the full read when it differs
+    this._check = new Poll({
+      name: 'hubgrid:invitations',
+      factory: () => this._checkInvitations(),
+      frequency: { interval: CHECK_INTERVAL, backoff: true, max: MAX_INTERVAL },
+      standby: 'when-hidden'
+    });
   }
 
   get state(): IDataState {
@@ -80,6 +87,7 @@ export class DataModel {
 
   dispose(): void {
     this._poll.dispose();
+    this._check.dispose();
     this._listeners.clear();
   }
 
@@ -95,6 +103,18 @@ export class DataModel {
     const interval = nextInterval(current, changed);
     if (interval !== current) {
       this._poll.frequency = { ...this._poll.frequency, interval };
+    }
+  }
+
+  /** The quick check: the invitations waiting for me; everything again if they changed. */
+  private async _checkInvitations(): Promise<void> {
+    const me = this._state.me;
+    if (!me || !this._state.loaded) {
+      return; // the first full read is on its way
+    }
+    const waiting = await api.listWaitingInvitations(this.settings);
+    if (waitingKey(waiting, me.name) !== waitingKey(this._state.received, me.name)) {
+      await this.refresh(); // and the full read is quick again (it changed)
     }
   }
 
@@ -128,4 +148,5 @@ export class DataModel {
   private _key = '';
   private _listeners = new Set<() => void>();
   private _poll: Poll;
+  private _check: Poll;
 }

@@ -7,6 +7,7 @@
 
 import { IAllocation } from '../summary/types';
 import { duration } from './model';
+import { localizeTimes, localTime } from './times';
 
 /** The allocation's `reclaim` (docs/operations.md, "Warning and keep it"). */
 export interface IReclaimNotice {
@@ -69,15 +70,12 @@ export function ruleLabel(rule: string): string {
   return RULE_LABELS[rule] ?? rule;
 }
 
-/** "HH:MM:SS" (local time) of an ISO instant, or "" when it is none. */
+/**
+ * An ISO instant in local time as people read it: "HH:MM:SS" today, with
+ * the day otherwise (`times.localTime`); "" when it is none.
+ */
 export function clock(iso: string | null | undefined): string {
-  const t = time(iso);
-  if (t === null) {
-    return '';
-  }
-  const d = new Date(t);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return localTime(iso);
 }
 
 /** What a session's row says about its reclaim. */
@@ -125,7 +123,7 @@ export function reclaimRow(a: IReclaimable, now: number, kept?: IKeepAnswer | nu
     deadline: n.deadline,
     rule: n.rule,
     countdown: countdown(n.deadline, now),
-    reason: n.reason,
+    reason: localizeTimes(n.reason, now),
     kept: keptText,
     canKeep: keepOffered(n, now),
     keepTip: `Keep it: ${duration(n.keep_extension)} more after the deadline`
@@ -221,5 +219,5 @@ export function warningMessage(name: string, n: IReclaimNotice): string {
 
 /** The text of the notification of a warned session that ended. */
 export function endedMessage(name: string, a: IReclaimable): string {
-  return `Session ${name} ended: ${a.release_reason || a.state}`;
+  return `Session ${name} ended: ${localizeTimes(a.release_reason || a.state)}`;
 }

@@ -1,0 +1,197 @@
+/**
+ * This Lab's own session and idle reclamation (IO): input in the Lab is
+ * reported to the server extension (`hubgrid/input`: activity); a call to
+ * `hubgrid/reclaim` waits until the session's announced reclaim is a few
+ * seconds away, then every open document is saved (`docmanager:save-all`);
+ * when the server is gone, a dialog says the session was reclaimed, why
+ * (the service's rule, numbers and time) and offers to start it again,
+ * instead of JupyterHub's "Server unavailable" (this plugin provides the
+ * IConnectionLost service, which package.json's disabledExtensions takes
+ * from @jupyterlab/hub-extension; other losses get the hub's dialog).
+ */
+
+import {
+  ConnectionLost,
+  IConnectionLost,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+import { PageConfig, URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
+
+import {
+  IDueReclaim,
+  inputDue,
+  INPUT_EVERY,
+  IOwnReclaim,
+  isReclaimed,
+  reclaimedText,
+  restartUrl
+} from './ownreclaim';
+
+const SAVE_ALL = 'docmanager:save-all';
+/** after a failed wait (the server restarting, a proxy hiccup), ms */
+const RETRY = 30_000;
+
+export class ReclaimGuard {
+  constructor(private readonly app: JupyterFrontEnd) {
+    this.settings = app.serviceManager.serverSettings;
+    const onInput = () => this.input();
+    for (const kind of ['keydown', 'pointerdown', 'wheel']) {
+      document.addEventListener(kind, onInput, { capture: true, passive: true });
+    }
+    void this.watch();
+  }
+
+  /** what this Lab knows of its reclaim (the due notice, the save) */
+  own: IOwnReclaim | null = null;
+
+  /** Input in the Lab: reported now, or at the end of the interval (the last input counts). */
+  private input(): void {
+    const now = Date.now();
+    if (this.stopped || this.inputTimer !== null) {
+      return;
+    }
+    if (inputDue(this.inputAt, now)) {
+      this.sendInput();
+    } else {
+      this.inputTimer = window.setTimeout(() => this.sendInput(), INPUT_EVERY - (now - this.inputAt!));
+    }
+  }
+
+  private sendInput(): void {
+    this.inputTimer = null;
+    this.inputAt = Date.now();
+    const url = URLExt.join(this.settings.baseUrl, 'hubgrid', 'input');
+    ServerConnection.makeRequest(url, { method: 'POST' }, this.settings)
+      .then(r => {
+        if (r.status === 404) {
+          this.stopped = true; // a server without the extension's route
+        }
+      })
+      .catch(() => undefined);
+  }
+
+  private async watch(): Promise<void> {
+    let seen = '';
+    while (!this.stopped) {
+      const url = URLExt.join(this.settings.baseUrl, 'hubgrid', 'reclaim') +
+        `?seen=${encodeURIComponent(seen)}`;
+      let due: IDueReclaim | null = null;
+      try {
+        const r = await ServerConnection.makeRequest(url, {}, this.settings);
+        if (r.status === 404) {
+          return; // not a hubgrid session's server
+        }
+        due = r.ok ? ((await r.json()) as IDueReclaim) : null;
+      } catch {
+        due = null;
+      }
+      if (!due) {
+        await new Promise(resolve => setTimeout(resolve, RETRY));
+        continue;
+      }
+      seen = due.key;
+      await this.save(due);
+    }
+  }
+
+  /** Save every open document with unsaved changes; remember the notice. */
+  async save(due: IDueReclaim): Promise<void> {
+    const dirty = document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tab.jp-mod-dirty').length;
+    const own: IOwnReclaim = { notice: due.reclaim, savedAt: null, dirty, saveError: '' };
+    this.own = own;
+    try {
+      await this.app.commands.execute(SAVE_ALL);
+      own.savedAt = Date.now();
+    } catch (e) {
+      own.saveError = (e as Error).message;
+    }
+    document.body.dataset.hubgridReclaimSaved = String(dirty);
+  }
+
+  /** The server is gone: our dialog if it was this reclaim; false if it was something else. */
+  async lost(): Promise<boolean> {
+    if (!isReclaimed(this.own, Date.now())) {
+      return false;
+    }
+    if (this.stopped) {
+      return true; // said once: closing it is an answer
+    }
+    this.stopped = true;
+    Notification.dismiss(); // the reclaim warning and its "Keep it" no longer hold
+    const text = reclaimedText(this.own!);
+    const body = new Widget();
+    body.addClass('jp-hubgrid-reclaimed');
+    for (const line of text.lines) {
+      const p = document.createElement('p');
+      p.textContent = line; // the service's reason, as text
+      body.node.appendChild(p);
+    }
+    const url = restartUrl(
+      PageConfig.getOption('hubHost'),
+      PageConfig.getOption('hubPrefix'),
+      PageConfig.getOption('hubUser'),
+      PageConfig.getOption('hubServerName')
+    );
+    const result = await showDialog({
+      title: text.title,
+      body,
+      buttons: url
+        ? [Dialog.cancelButton({ label: 'Close' }), Dialog.okButton({ label: 'Start it again' })]
+        : [Dialog.okButton({ label: 'Close' })]
+    });
+    if (url && result.button.accept) {
+      window.location.assign(url);
+    }
+    return true;
+  }
+
+  private readonly settings: ServerConnection.ISettings;
+  private inputAt: number | null = null;
+  private inputTimer: number | null = null;
+  private stopped = false;
+}
+
+/**
+ * IConnectionLost: this session's reclaim says so; any other loss gets the
+ * hub's own dialog (the text and Restart of @jupyterlab/hub-extension).
+ */
+export const reclaimGuardPlugin: JupyterFrontEndPlugin<IConnectionLost> = {
+  id: 'jupyterlab-hubgrid:reclaim-guard',
+  description: 'Saves open documents before this session is reclaimed, and says why it was',
+  autoStart: true,
+  requires: [JupyterFrontEnd.IPaths],
+  provides: IConnectionLost,
+  activate: (app: JupyterFrontEnd, paths: JupyterFrontEnd.IPaths): IConnectionLost => {
+    const guard = new ReclaimGuard(app);
+    const hubPrefix = paths.urls.hubPrefix || '';
+    let showing = false;
+    return async (manager, err) => {
+      if (showing) {
+        return;
+      }
+      showing = true;
+      try {
+        if (await guard.lost()) {
+          return;
+        }
+        if (!hubPrefix) {
+          return await ConnectionLost(manager, err);
+        }
+        const result = await showDialog({
+          title: 'Server unavailable or unreachable',
+          body: `Your server at ${paths.urls.base} is not running.\nWould you like to restart it?`,
+          buttons: [Dialog.okButton({ label: 'Restart' }), Dialog.cancelButton({ label: 'Dismiss' })]
+        });
+        if (result.button.accept) {
+          await app.commands.execute('hub:restart');
+        }
+      } finally {
+        showing = false;
+      }
+    };
+  }
+};
