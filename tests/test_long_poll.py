@@ -158,9 +158,12 @@ async def test_the_queue_cancels_a_request_nobody_waits_for_instead_of_admitting
     assert body["release_reason"] == ("abandoned: nobody has waited for it for 60 s "
                                       "(pending_abandon_after is 10 s)")
     with db.transaction(svc.session_factory) as s:
-        entry = s.scalar(sa.select(AuditEntry).where(AuditEntry.target == gone["id"]))
-        assert (entry.action, entry.outcome, entry.domain, entry.detail) == (
-            "allocation.cancel", "success", "acme", body["release_reason"])
+        entry = s.scalar(sa.select(AuditEntry).where(AuditEntry.target == gone["id"],
+                                                     AuditEntry.action == "session.end"))
+        assert (entry.actor, entry.outcome, entry.domain) == ("hubgrid-scheduler", "success",
+                                                              "acme")
+        assert entry.detail.endswith("; ended: cancelled while waiting: "
+                                     + body["release_reason"])
 
 
 async def test_any_read_of_a_request_counts_as_waiting_for_it(served, solo):  # noqa: F811

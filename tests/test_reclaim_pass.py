@@ -51,7 +51,7 @@ async def test_an_idle_session_is_warned_kept_then_reclaimed_with_its_numbers(se
     _, model = await served.call("GET", f"allocations/{session}", "alice")
     assert model["state"] == "released" and model["release_reason"].startswith("reclaimed (idle)")
     assert cluster.world.count(ReclaimEvent, ReclaimEvent.kind == "reclaimed") == 1
-    assert cluster.world.count(AuditEntry, AuditEntry.action == "allocation.reclaim") == 1
+    assert cluster.world.count(AuditEntry, AuditEntry.action == "session.reclaim") == 1
     _, events = await served.call("GET", "reclaim/events", "alice")
     assert sorted(e["kind"] for e in events["events"]) == ["extended", "reclaimed", "warning",
                                                            "warning"]
@@ -129,7 +129,7 @@ async def test_a_failed_hub_stop_is_retried_and_the_reclaim_recorded_once(served
     assert cluster.world.count(ReclaimEvent, ReclaimEvent.kind == "reclaimed") == 1
     with cluster.world.session_factory() as s:
         outcomes = sorted(e.outcome for e in s.query(AuditEntry).filter(
-            AuditEntry.action == "allocation.reclaim"))
+            AuditEntry.action == "session.reclaim"))
     assert outcomes == ["error", "success", "success"]  # every attempt is in the access log
     # the server stopped: its spawner releases it, and the session ends for the rule
     resp, ended = await served.call(

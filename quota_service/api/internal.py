@@ -6,7 +6,7 @@ import asyncio
 import re
 
 from ..tenancy import audit, accounts
-from ..scheduling import ledger
+from ..scheduling import ledger, sessionaudit
 from ..sessions import logs
 from ..core.errors import ApiError
 from ..core.schemas import InternalAllocationCreate, LoginEvent, parse
@@ -95,7 +95,7 @@ class InternalAllocationsHandler(APIHandler):
             self.vfolder_hosts
         model = await self.db(lambda s: ledger.submit(
             s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
-            mount_paths=True), ledger=True)
+            mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger=True)
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..scheduling import inventory, ledger, listing, nodedesk
+from ..scheduling import inventory, ledger, listing, nodedesk, sessionaudit
 from ..tenancy import policies
 from ..sessions import logs
 from ..core.errors import ApiError, Hidden
@@ -109,6 +109,7 @@ class GrantsHandler(APIHandler):
         """Grant a domain, project or user the group (superadmins; 201 when new)."""
         self.audit_target = group
         body = parse(Grant, self.json_body())
+        self.audit_detail = grantee(body, "granted to")
 
         def grant(s):
             added = inventory.grant(s, self.principal, group, body)
@@ -121,8 +122,21 @@ class GrantsHandler(APIHandler):
         """Revoke a grant of the group (superadmins)."""
         self.audit_target = group
         body = parse(Grant, self.json_body())
+        self.audit_detail = grantee(body, "revoked from")
         await self.db(lambda s: inventory.revoke(s, self.principal, group, body))
         self.no_content()
+
+    def audit_action(self, method: str) -> str:
+        return {"PUT": "resource-group.grant", "DELETE": "resource-group.revoke"}.get(
+            method, super().audit_action(method))
+
+
+def grantee(body: Grant, verb: str) -> str:
+    """``granted to user bob``: whom a grant names, for the access log."""
+    for kind in ("domain", "project", "user"):
+        if getattr(body, kind):
+            return f"{verb} {kind} {getattr(body, kind)}"
+    return f"{verb} nobody (the body names no domain, project or user)"
 
 
 class NodesHandler(APIHandler):
@@ -155,9 +169,36 @@ class NodeHandler(APIHandler):
         """Change a node (superadmins); the queues are tried again at once."""
         self.audit_target = node
         body = parse(NodeUpdate, self.json_body())
+        self._drain = body.schedulable
+        self.audit_detail = node_change(node, body)
         model = await self.db(lambda s: inventory.update_node(s, self.principal, node, body))
+        self.audit_detail = f"{self.audit_detail}; resource group: {model['resource_group']}"
         self.finish_json(model)
         self.schedule_soon()
+
+    _drain: bool | None = None
+
+    def audit_action(self, method: str) -> str:
+        # a drain and an undrain read as what they are (node.update otherwise)
+        if method == "PATCH" and self._drain is not None:
+            return "node.undrain" if self._drain else "node.drain"
+        return super().audit_action(method)
+
+
+def node_change(node: str, body: NodeUpdate) -> str:
+    """What a node PATCH changes, for the access log: ``node: n1; drained
+    (no new sessions; running ones stay)``, ``capacity: cpu 8, mem 32 GiB``."""
+    parts = [f"node: {node}"]
+    if body.schedulable is not None:
+        parts.append("undrained (takes new sessions again)" if body.schedulable
+                     else "drained (no new sessions; running ones stay)")
+    if body.capacity is not None:
+        parts.append(f"capacity: {sessionaudit.resources(body.capacity)}")
+    if body.devices is not None:
+        parts.append(f"devices: {len(body.devices)}")
+    if body.backend_url is not None:
+        parts.append(f"backend url: {body.backend_url or '(none)'}")
+    return "; ".join(parts)
 
     async def delete(self, node):
         """Remove a node without history (superadmins)."""
@@ -166,11 +207,28 @@ class NodeHandler(APIHandler):
         self.no_content()
 
 
-class AllocationsHandler(APIHandler):
+class SessionAudit:
+    """The access log of a session's verbs: the ledger writes a success
+    (``session.start``, ``session.queue``, ``session.end``: scheduling/
+    sessionaudit.py) in the transaction that makes it; the request's own
+    entry is kept only for a refusal or failure, named alike."""
+
+    def via(self) -> sessionaudit.Via:
+        p = self.principal
+        return sessionaudit.Via(p.name, self._credential, self.client_address())
+
+    def audit_record(self):
+        if self.get_status() < 400:
+            return None
+        return super().audit_record()
+
+
+class AllocationsHandler(SessionAudit, APIHandler):
     """Ask for resources: 201 allocated, 202 pending (with reasons), 422 refused."""
 
     resource = "allocation"
     bodies = {"post": AllocationCreate}
+    success = {"post": ("201", "202")}  # allocated / pending
     queries = {"get": {"state": "pending, allocated, released or cancelled (several: "
                                 "comma-separated)",
                        "user": "only this user's",
@@ -194,12 +252,16 @@ class AllocationsHandler(APIHandler):
         self.audit_domain = self.principal.domain
         self.audit_target = f"{body.project}@{body.resource_group}"
         now, strategy, base_url = self.now(), self.strategy, self.hub_base_url
+        via = self.via()
         model = await self.db(lambda s: ledger.submit(s, self.principal, body, now, strategy,
-                                                      base_url=base_url), ledger=True)
+                                                      base_url=base_url, via=via), ledger=True)
         self.audit_target = model["id"]
         status = 201 if model["state"] == "allocated" else 202
         self.set_header("Location", self.api_url("allocations", model["id"]))
         self.finish_json(model, status)
+
+    def audit_action(self, method: str) -> str:
+        return sessionaudit.START if method == "POST" else super().audit_action(method)
 
 
 class DryRunHandler(APIHandler):
@@ -207,6 +269,7 @@ class DryRunHandler(APIHandler):
 
     resource = "allocation"
     bodies = {"post": AllocationCreate}
+    success = {"post": "200"}  # the verdict; nothing is created
 
     async def post(self):
         """Would this request fit now, and if not, what blocks it? Writes nothing."""
@@ -237,13 +300,16 @@ class AllocationHandler(APIHandler):
     async def delete(self, allocation_id):
         """Release an allocation, or cancel a pending one (not one a hub server holds)."""
         self.audit_target = allocation_id
-        now = self.now()
-        model = await self.db(lambda s: ledger.release(s, self.principal, allocation_id, now,
-    success = {"post": ("201", "202")}  # allocated / pending
-                                                       "released by API"), ledger=True)
+        now, via = self.now(), self.via()
+        model = await self.db(lambda s: ledger.release(
+            s, self.principal, allocation_id, now, f"stopped by {self.principal.name}",
+            via=via), ledger=True)
         self.audit_domain = model["domain"]
         self.schedule_soon(model["resource_group"])
         self.no_content()
+
+    def audit_action(self, method: str) -> str:
+        return sessionaudit.END if method == "DELETE" else super().audit_action(method)
 
 
 class AllocationLogHandler(APIHandler):

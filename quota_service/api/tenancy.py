@@ -275,8 +275,9 @@ class AuditHandler(APIHandler):
     resource = "audit"
     queries = {
         "get": {
-            "user": "only what this user did",
-            "action": "only this action, e.g. login, project.create",
+            "user": "only what users whose name starts with this did (ali: alice, alina)",
+            "action": "only this action, e.g. login, project.create, session.end",
+            "target": "only entries about this target, exactly (a session's: its id)",
             "outcome": "success, failure, denied, invalid or error",
             "since": "from this time on (ISO 8601)",
             "until": "before this time (ISO 8601)",
@@ -286,8 +287,8 @@ class AuditHandler(APIHandler):
                       "(no limit/offset; at most 100,000, until fixed at the request's time)",
         }
     }
-
     query_schemas = {"get": {"format": {"type": "string", "enum": ["json", "csv"]}}}
+
     async def get(self):
         """The access log the caller may read, newest first (filters narrow; format=csv exports)."""
         fmt = self.get_query_argument("format", "json")

@@ -17,7 +17,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, holdings
+from . import admission, holdings, sessionaudit
 from ..core import authz
 from ..core import images
 from ..operations import usage_store
@@ -376,13 +376,14 @@ def _node_id(rg: ResourceGroup, name: str) -> int:
 
 def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
            origin: str = "api", base_url: str = "/", hosts=None,
-           mount_paths: bool = False) -> dict:
+           mount_paths: bool = False, via: sessionaudit.Via | None = None) -> dict:
     """Admit and place now, queue as pending, or refuse (Invalid with reasons).
 
     ``dry_run``: the same judgement, nothing written. ``hosts``: the vfolder
     storage hosts; given, the session's mounts are resolved (the folders
     ``body.vfolders`` names and every dot-folder; see ``mounts``) before
-    anything is written.
+    anything is written. The access log gets ``session.start`` or
+    ``session.queue`` (``via``: who asked, how; default the user).
     """
     user, project, rg = _lookup_request(s, p, body)
     requested = list(getattr(body, "vfolders", None) or [])
@@ -430,6 +431,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         a.reasons = []
     s.add(a)
     s.flush()
+    sessionaudit.started(s, a, now, via)
     return allocation_model(s, a, base_url, mount_paths)
 
 
@@ -458,7 +460,7 @@ def get_allocation(s: Session, alloc_id: str) -> Allocation:
 
 
 def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,
-            base_url: str = "/") -> dict:
+            base_url: str = "/", via: sessionaudit.Via | None = None) -> dict:
     """End an allocation the caller may see (or cancel a pending one). Idempotent.
 
     An allocation held by a hub server is released by the hub when the server
@@ -466,18 +468,20 @@ def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: s
     a = visible_allocation(s, p, alloc_id)
     if a.origin == "hub" and a.state == "allocated":
         raise Conflict("this allocation belongs to a running server: stop the server instead")
-    return release_allocation(s, a, now, reason, base_url=base_url)
+    return release_allocation(s, a, now, reason, base_url=base_url, via=via)
 
 
 def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
                        exit_code: int | None = None, base_url: str = "/",
-                       mount_paths: bool = False) -> dict:
+                       mount_paths: bool = False, via: sessionaudit.Via | None = None) -> dict:
     """End an allocation exactly once: a session that ran is released (it
     ended now, with ``exit_code`` when the spawner knows it), a pending one
     cancelled. Releasing it again changes nothing and answers the same.
     A session the reclaim pass stopped ends for the rule that stopped it,
-    whoever releases it (its spawner says only "stopped")."""
+    whoever releases it (its spawner says only "stopped"). The access log
+    gets ``session.end``, saying how (``sessionaudit.ending``)."""
     if a.state in ACTIVE:
+        was = a.state
         if a.state == "allocated":
             a.state, a.ended_at, a.exit_code = "released", now, exit_code
             usage_store.record(s, a)  # the usage record's interval (issue #12)
@@ -486,6 +490,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
         a.released_at = now
         a.release_reason = ((a.reclaim_notice or {}).get("reclaim_reason") or reason)[:255]
         s.flush()
+        sessionaudit.ended(s, a, was, reason, now, via)
     return allocation_model(s, a, base_url, mount_paths)
 
 

@@ -18,8 +18,7 @@ from typing import Callable, Mapping
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
-from . import admission, ledger, ordering, waiters
-from ..tenancy import audit
+from . import admission, ledger, ordering, sessionaudit, waiters
 from ..core import db
 from ..core import slots as slotlib
 from ..core.models import Allocation, Project, ResourceGroup, User
@@ -51,8 +50,8 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
     transaction (blocking: run it in a worker thread). ``presence``: who
     waited for what lately (None: judge nobody abandoned). ``memos`` (kept
     by the caller between passes) and ``generation`` (``Waiters.generation``)
-    spare judging again what cannot have changed. Cancellations are written
-    to the access log; admissions and cancellations are logged."""
+    spare judging again what cannot have changed. Admissions and cancellations
+    are in the access log (``sessionaudit``, in the pass's transaction) and logged."""
     with db.transaction(factory) as s:
         groups = list(s.scalars(select(ResourceGroup.name)))
         gone: dict[str, str] = {}
@@ -78,9 +77,6 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
         for alloc_id, domain, reason in result.cancelled:
             log.info("resource group %s: cancelled pending request %s: %s", name, alloc_id,
                      reason)
-            audit.record(factory, audit.Record(
-                action="allocation.cancel", outcome="success", status=200, domain=domain,
-                credential="service", target=alloc_id, detail=reason), now)
     return results
 
 
@@ -155,6 +151,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
         view.cancelling(a)
         a.state, a.released_at = "cancelled", now
         a.release_reason = reason[:255]
+        sessionaudit.ended(s, a, "pending", reason, now, sessionaudit.Via(sessionaudit.SCHEDULER))
         result.cancelled.append((a.id, s.get(User, a.user_id).domain.name, a.release_reason))
 
     for a in queue_order(rg, pending, running):
@@ -180,6 +177,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
                 a.node_id = ledger._node_id(rg, placement.node)
                 a.gpus = ledger.placement_gpus(rg, placement)
                 view.admitted(a, amounts)
+                sessionaudit.admitted(s, a, now)
                 result.admitted.append(a.id)
                 continue
             reasons = [r.as_dict() for r in decision.reasons]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..core import authz, names
@@ -131,11 +131,14 @@ def _parse_int(name: str, value: str | None, default: int, lo: int, hi: int) -> 
 def query(s: Session, p: Principal, args: dict[str, str | None]) -> dict:
     """A page of the log, newest first, as far as ``p`` may read it.
 
-    Filters: user (actor), action, outcome, since, until (ISO 8601);
-    pagination: limit (1..500, default 100) and offset.
+    Filters: user (actors whose name starts with it: ``ali`` finds alice
+    and alina; exact and case-sensitive on every database), action, outcome,
+    target (exactly: a session's records by its allocation id), since,
+    until (ISO 8601); pagination: limit (1..500, default 100) and offset.
     """
     scope = authz.audit_scope(p)
-    unknown = set(args) - {"user", "action", "outcome", "since", "until", "limit", "offset"}
+    unknown = set(args) - {"user", "action", "outcome", "target", "since", "until", "limit",
+                           "offset"}
     if unknown:
         raise Invalid(f"unknown query parameter(s): {', '.join(sorted(unknown))}")
     limit = _parse_int("limit", args.get("limit"), 100, 1, MAX_PAGE)
@@ -147,7 +150,12 @@ def query(s: Session, p: Principal, args: dict[str, str | None]) -> dict:
         # by what the entry is about, never by who acted: filters only narrow this
         q = q.where(AuditEntry.domain == scope)
     if args.get("user"):
-        q = q.where(AuditEntry.actor == args["user"])
+        # a prefix compared as text (not LIKE: '%' and '_' are plain, and
+        # SQLite's LIKE would ignore case where PostgreSQL's does not)
+        prefix = args["user"]
+        q = q.where(func.substr(AuditEntry.actor, 1, len(prefix)) == prefix)
+    if args.get("target"):
+        q = q.where(AuditEntry.target == args["target"])
     if args.get("action"):
         q = q.where(AuditEntry.action == args["action"])
     if args.get("outcome"):

@@ -71,8 +71,15 @@ export function AuditPage(props: IAdminPageProps): JSX.Element {
           setFilters(draft);
         }}
       >
-        <input className="jp-mod-styled" name="user" placeholder="user" value={draft.user} onChange={set('user')} />
-        <input className="jp-mod-styled" name="action" placeholder="action, e.g. user.create" value={draft.action} onChange={set('action')} />
+        <input
+          className="jp-mod-styled"
+          name="user"
+          placeholder="user (or the start of a name)"
+          title="Entries of every user whose name starts with this"
+          value={draft.user}
+          onChange={set('user')}
+        />
+        <input className="jp-mod-styled" name="action" placeholder="action, e.g. session.end" value={draft.action} onChange={set('action')} />
         <select className="jp-mod-styled" name="outcome" value={draft.outcome} onChange={set('outcome')}>
           <option value="">any result</option>
           {OUTCOMES.map(o => (
@@ -87,6 +94,16 @@ export function AuditPage(props: IAdminPageProps): JSX.Element {
         </label>
         <button type="submit" className="jp-mod-styled jp-mod-accept">Filter</button>
       </form>
+      <p className="jp-hubgrid-admin-hint" data-hint="audit-names">
+        Sessions are <code>session.start</code> (started at once), <code>session.queue</code> (waits in the queue),{' '}
+        <code>session.admit</code> (admitted from the queue), <code>session.stop</code> (someone asked the hub to stop it),{' '}
+        <code>session.reclaim</code> and <code>session.end</code> (its detail says how it ended: stopped by whom, cancelled while
+        waiting, reclaimed by which rule, died); the target is the session&apos;s id. Entries written before these names read{' '}
+        <code>allocation.create</code>, <code>allocation.delete</code>, <code>allocation.cancel</code> and{' '}
+        <code>allocation.reclaim</code> (and a hub server&apos;s sessions were not logged). Nodes: <code>node.drain</code>,{' '}
+        <code>node.undrain</code> (before: <code>node.update</code>); grants: <code>resource-group.grant</code>,{' '}
+        <code>resource-group.revoke</code> (before: <code>resource-group-grant.put</code>/<code>.delete</code>).
+      </p>
       <table className="jp-hubgrid-admin-table" data-table="audit">
         <thead>
           <tr>
