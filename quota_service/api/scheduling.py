@@ -184,6 +184,12 @@ class NodeHandler(APIHandler):
             return "node.undrain" if self._drain else "node.drain"
         return super().audit_action(method)
 
+    async def delete(self, node):
+        """Remove a node without history (superadmins)."""
+        self.audit_target = node
+        await self.db(lambda s: inventory.delete_node(s, self.principal, node))
+        self.no_content()
+
 
 def node_change(node: str, body: NodeUpdate) -> str:
     """What a node PATCH changes, for the access log: ``node: n1; drained
@@ -199,12 +205,6 @@ def node_change(node: str, body: NodeUpdate) -> str:
     if body.backend_url is not None:
         parts.append(f"backend url: {body.backend_url or '(none)'}")
     return "; ".join(parts)
-
-    async def delete(self, node):
-        """Remove a node without history (superadmins)."""
-        self.audit_target = node
-        await self.db(lambda s: inventory.delete_node(s, self.principal, node))
-        self.no_content()
 
 
 class SessionAudit:
