@@ -127,6 +127,13 @@ class Cluster:
             for key, value in fields.items():
                 setattr(n, key, value)
 
+    def set_device_identity(self, node: str, devices: list[tuple[str, int]]) -> None:
+        """Give a node's devices (in order) a UUID and memory in bytes."""
+        with self.world.tx() as s:
+            n = s.scalar(sa.select(Node).where(Node.name == node))
+            for device, (uuid, memory) in zip(list(n.devices), devices):
+                device.uuid, device.memory = uuid, memory
+
     def set_device_indexes(self, node: str, indexes: list[int]) -> None:
         """Renumber a node's devices (in order), e.g. to [2, 3]."""
         with self.world.tx() as s:

@@ -31,6 +31,12 @@ def solo(cluster, gpus=2, **fields):
     return cluster
 
 
+def shares(allocation: dict) -> list[dict]:
+    """An allocation's GPUs by index and share (the device identity and
+    memory are checked in test_ledger_devices.py)."""
+    return [{"index": g["index"], "share": g["share"]} for g in allocation["gpus"]]
+
+
 def ask(cluster, user="alice", project="ml", group="gpu", **slots_and_fields) -> dict:
     fields = {k: slots_and_fields.pop(k) for k in ("gpu_models", "priority", "session_type")
               if k in slots_and_fields}
@@ -51,7 +57,7 @@ def test_a_request_that_fits_is_allocated_with_a_node_and_gpus(gpu):
     a = ask(gpu, cpu="2", mem="8G", gpu=1)
     assert a["state"] == "allocated"
     assert a["node"] in GPU_NODES
-    assert a["gpus"] == [{"index": 0, "share": "1"}]
+    assert shares(a) == [{"index": 0, "share": "1"}]
     assert a["slots"] == {"cpu": "2", "gpu": "1", "mem": str(8 * 2**30)}
     assert a["reasons"] == []
     assert a["admitted_at"] == a["created_at"] == gpu.now.isoformat()
@@ -74,7 +80,7 @@ def test_a_multi_gpu_request_gets_whole_free_gpus_of_one_node(gpu):
     both = ask(gpu, gpu=2)
     assert both["state"] == "allocated"
     assert both["node"] != first["node"]
-    assert both["gpus"] == [{"index": 0, "share": "1"}, {"index": 1, "share": "1"}]
+    assert shares(both) == [{"index": 0, "share": "1"}, {"index": 1, "share": "1"}]
     # one GPU is left (on the first node): two whole GPUs wait
     assert ask(gpu, gpu=2)["state"] == "pending"
 
@@ -88,11 +94,11 @@ def test_whole_gpus_are_not_split_across_nodes(gpu):
 
 def test_fractional_requests_pack_on_one_gpu(gpu):
     a, b = ask(gpu, gpu_shares="0.5"), ask(gpu, gpu_shares="0.5")
-    assert a["node"] == b["node"] and a["gpus"] == b["gpus"] == [{"index": 0, "share": "0.5"}]
+    assert a["node"] == b["node"] and shares(a) == shares(b) == [{"index": 0, "share": "0.5"}]
     c = ask(gpu, gpu_shares="0.7")
-    assert (c["node"], c["gpus"]) == (a["node"], [{"index": 1, "share": "0.7"}])
+    assert (c["node"], shares(c)) == (a["node"], [{"index": 1, "share": "0.7"}])
     d = ask(gpu, gpu_shares="0.3")  # the tightest GPU that still has room
-    assert (d["node"], d["gpus"]) == (a["node"], [{"index": 1, "share": "0.3"}])
+    assert (d["node"], shares(d)) == (a["node"], [{"index": 1, "share": "0.3"}])
     # packed, not spread: the other node is still free for two whole GPUs
     assert ask(gpu, gpu=2)["state"] == "allocated"
 
@@ -103,13 +109,13 @@ def test_gpus_are_named_by_their_device_index(cluster):
     cluster.add_group("partial", {"part-1": ("A100", "A100")})
     cluster.set_device_indexes("part-1", [2, 3])
     first, second = (ask(cluster, group="partial", gpu_shares="0.6") for _ in range(2))
-    assert first["gpus"] == [{"index": 2, "share": "0.6"}]
-    assert second["gpus"] == [{"index": 3, "share": "0.6"}]
-    assert ask(cluster, group="partial", gpu_shares="0.4")["gpus"] == [{"index": 2, "share": "0.4"}]
+    assert shares(first) == [{"index": 2, "share": "0.6"}]
+    assert shares(second) == [{"index": 3, "share": "0.6"}]
+    assert shares(ask(cluster, group="partial", gpu_shares="0.4")) == [{"index": 2, "share": "0.4"}]
     whole = cluster.submit("alice", "ml", "partial", slots={"gpu": 1}, dry_run=True)
     assert whole["fits_now"] is False
     cluster.release("alice", first["id"])
-    assert ask(cluster, group="partial", gpu_shares="0.6")["gpus"] == [{"index": 2, "share": "0.6"}]
+    assert shares(ask(cluster, group="partial", gpu_shares="0.6")) == [{"index": 2, "share": "0.6"}]
 
 
 def test_a_cpu_only_request_takes_no_gpu(gpu):
@@ -325,7 +331,7 @@ def test_schedule_admits_a_pending_request_after_a_release(gpu):
     assert gpu.schedule("gpu") == [p["id"]]
     admitted = gpu.get(p["id"])
     assert (admitted["state"], admitted["node"], admitted["reasons"]) == ("allocated", a["node"], [])
-    assert admitted["gpus"] == [{"index": 0, "share": "1"}]
+    assert shares(admitted) == [{"index": 0, "share": "1"}]
     assert admitted["admitted_at"] == gpu.now.isoformat()
 
 

@@ -291,6 +291,8 @@ class Device(Base):
     index: Mapped[int] = mapped_column(Integer)
     model: Mapped[str] = mapped_column(String(64))
     memory: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: the driver's UUID (NVML discovery; "" when declared without one)
+    uuid: Mapped[str] = mapped_column(String(96), default="", server_default="")
 
     node: Mapped[Node] = relationship(back_populates="devices")
 

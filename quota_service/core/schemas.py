@@ -310,6 +310,8 @@ class DeviceSpec(Body):
     index: Annotated[int, Field(ge=0, le=1023)]
     model: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     memory: Annotated[int, Field(ge=0, le=2**50)] = 0
+    #: the driver's device UUID (``GPU-...``, ``MIG-...``), as NVML reports it
+    uuid: Annotated[StrictStr, Field(pattern=r"^((GPU|MIG)-[A-Za-z0-9/-]{1,90})?$")] = ""
 
 
 class NodeCreate(Body):

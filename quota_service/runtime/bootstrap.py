@@ -79,8 +79,7 @@ def local_node_spec() -> dict:
         "name": socket.gethostname().lower() or "localhost",
         "resource_group": "default",
         "capacity": {"cpu": str(os.cpu_count() or 1), "mem": str(mem)},
-        # the node's devices as its registration takes them
-        "devices": [{k: d[k] for k in ("index", "model", "memory")} for d in local_gpus()],
+        "devices": local_gpus(),
         "backend_url": "",
     }
 

@@ -213,7 +213,7 @@ def node_model(n: Node, use: NodeUse) -> dict:
         "name": n.name,
         "resource_group": n.resource_group.name,
         "capacity": n.capacity,
-        "devices": [{"index": d.index, "model": d.model, "memory": d.memory,
+        "devices": [{"index": d.index, "uuid": d.uuid, "model": d.model, "memory": d.memory,
                      "taken": format_amount(use.shares.get(d.index, ZERO))} for d in n.devices],
         "used": slotlib.to_text(use.slots),
         "schedulable": n.schedulable,
@@ -240,7 +240,10 @@ def _devices(devices) -> list[Device]:
     indexes = [d.index for d in devices]
     if len(set(indexes)) != len(indexes):
         raise Invalid("devices: indexes must be unique")
-    return [Device(index=d.index, model=d.model, memory=d.memory) for d in devices]
+    uuids = [d.uuid for d in devices if d.uuid]
+    if len(set(uuids)) != len(uuids):
+        raise Invalid("devices: UUIDs must be unique")
+    return [Device(index=d.index, model=d.model, memory=d.memory, uuid=d.uuid) for d in devices]
 
 
 def list_nodes(s: Session, p: Principal) -> list[dict]:

@@ -357,10 +357,15 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
 
 
 def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
-    """The GPUs of a placement by device index (placement counts positions
-    in the node's device list, which need not start at 0 or be contiguous)."""
+    """The GPUs of a placement: each device's index (placement counts
+    positions in the node's device list, which need not start at 0 or be
+    contiguous), its UUID ("" when unknown), the share, and the device memory
+    the share may use (``floor(share * memory)`` bytes; 0 when the device's
+    memory is unknown), which the spawner turns into the session's caps."""
     devices = _node(rg, placement.node).devices
-    return [{"index": devices[i].index, "share": format_amount(Decimal(m) / THOUSAND)}
+    return [{"index": devices[i].index, "uuid": devices[i].uuid or "",
+             "share": format_amount(Decimal(m) / THOUSAND),
+             "memory": devices[i].memory * m // 1000}
             for i, m in placement.gpus]
 
 
