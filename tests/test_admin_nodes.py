@@ -74,6 +74,9 @@ async def test_admins_see_their_domains_holders_and_others_only_as_taken(gpu_nod
     assert dev["others"] == "0.25" and dev["taken"] == "0.75"
     assert [x["user"] for x in ada["sessions"]] == ["alice"] and ada["other_sessions"] == 1
     assert ada["sessions"][0]["ends_at"] is not None
+    # the session is named (its server, or its origin for the page to name it), not only its id
+    assert (dev["holders"][0]["server_name"], dev["holders"][0]["origin"]) == ("", "api")
+    assert (ada["sessions"][0]["server_name"], ada["sessions"][0]["origin"]) == ("", "api")
     for who, code in (("alice", 403), ("gina", 403)):
         resp, body = await gpu_node.call("GET", "nodes/n1/sessions", who)
         assert resp.code == code and body["message"], (who, body)

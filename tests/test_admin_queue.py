@@ -115,6 +115,7 @@ async def test_the_queue_in_order_with_other_domains_as_bare_places(queued):
     assert ada["entries"][1] == {"position": 1, "visible": False}
     assert ada["hidden"] == 1 and ada["pending"] == 4
     assert [e.get("user") for e in ada["entries"]] == ["alice", None, "alice", "bob"]
+    assert [e.get("server_name") for e in ada["entries"]] == ["", None, "", ""]
     gus = await queue_of(queued, "gus")
     assert [e.get("id") for e in gus["entries"]] == [None, ids["g1"], None, None]
     for who, code in (("alice", 403), ("gina", 403)):

@@ -25,10 +25,13 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
   text in the Data panel and no dialog fires (the service refuses '/' in a
   folder name, so ``</script>`` cannot be a folder's name);
 - a file uploaded in a folder's file browser (the Data panel) finishes its
-  upload, is listed, and the service holds its bytes.
+  upload, is listed, and the service holds its bytes;
+- A opens a session's Details (history and use now), switches between the
+  Interactive and Batch tabs, and stops two selected sessions with one question;
 
 Screenshots (lab-summary, lab-launcher, lab-sessions, lab-session-log,
-lab-data-invitations, lab-data-files) go to the test's temporary folder, or
+lab-session-detail, lab-sessions-stop-selected, lab-data-invitations,
+lab-data-files) go to the test's temporary folder, or
 to $HUBGRID_SCREENSHOTS: ``HUBGRID_SCREENSHOTS=docs/images`` refreshes the
 docs' pictures.
 
@@ -264,6 +267,77 @@ def test_a_sessions_log_is_followed_searched_and_downloaded_from_the_sessions_pa
     assert dialogs == [], dialogs
     page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabCloseIcon").click()
     log.wait_for(state="detached", timeout=SLOW)
+
+
+def test_a_sessions_detail_view_its_tabs_and_several_stopped_at_once(
+        world, people, lab_a, tmp_path):  # noqa: F811
+    """The Sessions panel's Details of A's running server: its history (asked
+    for, admitted on its node) and its use now, from the service's history and
+    usage; the Batch tab shows A's batch session and not the interactive ones;
+    two sessions selected are stopped with one question."""
+    page, dialogs = lab_a
+    hub, a, project = world.hub, people["a"], people["project"]
+    [alloc] = [x for x in allocations(hub, a, state="allocated") if not x.get("server_name")]
+
+    def api_session(**fields) -> dict:
+        r = hub.call("POST", "allocations", a, json={
+            "project": project, "resource_group": "acme-gpu", "slots": {"cpu": "0.1"}, **fields})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    one, two = api_session(), api_session()
+    batch = api_session(session_type="batch", command="sleep 1")
+    try:
+        panel = show_panel(page, "jp-hubgrid-sessions")
+        panel.locator(".jp-hubgrid-header").get_by_role("button", name="Read again").click()
+        row = panel.locator(f'.jp-hubgrid-session[data-session="{alloc["id"]}"]')
+        row.wait_for(timeout=SLOW)
+        row.get_by_role("button", name="Details").click()
+        detail = page.locator(f'#jp-hubgrid-detail-{alloc["id"]}')
+        history = detail.get_by_role("list", name="history")
+        history.locator('li[data-event="admitted"]').wait_for(timeout=SLOW)
+        events = history.locator("li").evaluate_all("els => els.map(e => e.dataset.event)")
+        assert events[:2] == ["requested", "admitted"], events
+        asked = history.locator('li[data-event="requested"] [data-field="text"]').inner_text()
+        assert re.search(r"CPU 0\.5 · Mem \d+(\.\d+)? (MiB|GiB) ·", asked), asked  # binary units
+        assert alloc["node"] in history.locator('li[data-event="admitted"]').inner_text()
+        assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$",
+                        history.locator(".jp-hubgrid-history-time").first.inner_text())
+        # the local demo reads no use (no utilization rule): the view says why
+        note = detail.locator('[data-field="usage-note"]')
+        note.wait_for(timeout=SLOW)
+        assert note.inner_text() == hub.call(
+            "GET", f"allocations/{alloc['id']}/usage", a).json()["note"]
+        assert "Session:" in page.locator(".lm-DockPanel-tabBar .lm-mod-current").inner_text()
+        screenshot(page, "lab-session-detail.png", tmp_path)
+        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabCloseIcon").click()
+        detail.wait_for(state="detached", timeout=SLOW)
+
+        # the tabs: batch sessions on their own
+        panel.get_by_role("tab", name=re.compile("^Batch")).click()
+        panel.locator(f'.jp-hubgrid-session[data-session="{batch["id"]}"]').wait_for(timeout=SLOW)
+        assert panel.locator(f'.jp-hubgrid-session[data-session="{one["id"]}"]').count() == 0
+        panel.get_by_role("tab", name=re.compile("^Interactive")).click()
+        first = panel.locator(f'.jp-hubgrid-session[data-session="{one["id"]}"]')
+        first.wait_for(timeout=SLOW)
+        assert panel.locator(f'.jp-hubgrid-session[data-session="{batch["id"]}"]').count() == 0
+
+        # two selected, one question, both stopped; the rest run on
+        for s in (one, two):
+            panel.locator(f'.jp-hubgrid-session[data-session="{s["id"]}"] input.jp-hubgrid-select').check()
+        panel.get_by_role("button", name="Stop selected (2)").click()
+        dialog = page.locator(".jp-Dialog")
+        assert dialog.locator(".jp-Dialog-header").inner_text() == "Stop 2 running sessions?"
+        screenshot(page, "lab-sessions-stop-selected.png", tmp_path)
+        dialog.get_by_role("button", name="Stop").click()
+        dialog.wait_for(state="detached", timeout=SLOW)
+        assert eventually(lambda: [hub.call("GET", f"allocations/{s['id']}", a).json()["state"]
+                                   for s in (one, two)] == ["released", "released"], timeout=60)
+        assert hub.call("GET", f"allocations/{alloc['id']}", a).json()["state"] == "allocated"
+        assert dialogs == [], dialogs
+    finally:
+        for s in (one, two, batch):
+            hub.call("DELETE", f"allocations/{s['id']}", a)
 
 
 # -- 4. one user never sees another's ---------------------------------------------------

@@ -113,3 +113,92 @@ export function formatAmount(value: string, options: IFormatOptions = {}): strin
   }
   return render({ units: negative ? -units : units, scale: max });
 }
+
+// --- bytes: memory and folder sizes, in binary units --------------------------
+
+const BINARY_UNITS: Array<[string, number]> = [
+  ['PiB', 50],
+  ['TiB', 40],
+  ['GiB', 30],
+  ['MiB', 20],
+  ['KiB', 10]
+];
+
+/** what a unit's letter means: K, Ki, KiB, KB and k all read as 1024 (as JupyterHub's ByteSpecification) */
+const UNIT_POWER: { [letter: string]: number } = { K: 10, M: 20, G: 30, T: 40, P: 50 };
+const SIZE = /^(\d+)(?:\.(\d+))?\s*(?:([KMGTP])(?:I?B?)?|B)?$/;
+
+/**
+ * A memory or folder size typed by a person, as an exact count of bytes:
+ * "34359738368", "32G", "32 GiB", "512 MiB", "1.5G", "2048 B" (units are
+ * binary: "1G" is 1073741824, "1.5G" 1610612736). Throws with a message a
+ * form can show for anything else (a negative size, a fraction of a byte,
+ * an unknown unit).
+ */
+export function parseBytes(text: string): bigint {
+  const m = SIZE.exec(String(text).trim().toUpperCase());
+  if (m === null) {
+    throw new Error(`not a size: ${JSON.stringify(text)} (examples: 32G, 512 MiB, 1073741824)`);
+  }
+  const [, whole, fraction = '', letter] = m;
+  const power = letter ? UNIT_POWER[letter] : 0;
+  const numerator = BigInt(whole + fraction) * BigInt(2) ** BigInt(power);
+  const denominator = pow10(fraction.length);
+  if (numerator % denominator !== ZERO) {
+    throw new Error(`${JSON.stringify(text)} is not a whole number of bytes`);
+  }
+  return numerator / denominator;
+}
+
+/**
+ * Bytes for people, in the largest binary unit in which the amount is exact
+ * with at most two decimals and under 10000 ("1610612736" is "1.5 GiB",
+ * "1074790400" is "1025 MiB"); an amount exact in no such unit (a machine's
+ * odd memory size) is shown rounded to two decimals in the largest unit it
+ * reaches, marked "≈" ("25274793984" is "≈ 23.54 GiB"). The one formatting
+ * of memory and folder sizes everywhere in the UI; sums and comparisons
+ * always use the exact amount.
+ */
+export function formatBytes(value: string | bigint): string {
+  const plain = typeof value === 'bigint' ? value.toString() : formatAmount(value);
+  if (plain.includes('.') || plain.startsWith('-') || plain === '0') {
+    return `${plain} B`;
+  }
+  const bytes = BigInt(plain);
+  const hundredths = bytes * BigInt(100);
+  const show = (h: bigint, unit: string) => {
+    const frac = (h % BigInt(100)).toString().padStart(2, '0').replace(/0+$/, '');
+    return `${h / BigInt(100)}${frac ? `.${frac}` : ''} ${unit}`;
+  };
+  for (const [unit, power] of BINARY_UNITS) {
+    const size = BigInt(2) ** BigInt(power);
+    const readable = bytes / size < BigInt(10000) || unit === 'PiB';
+    if (bytes >= size && readable && hundredths % size === ZERO) {
+      return show(hundredths / size, unit);
+    }
+  }
+  for (const [unit, power] of BINARY_UNITS) {
+    const size = BigInt(2) ** BigInt(power);
+    if (bytes >= size) {
+      return `≈ ${show((hundredths + size / BigInt(2)) / size, unit)}`; // half up
+    }
+  }
+  return `${bytes} B`;
+}
+
+/**
+ * Bytes as a size field shows them for editing: in binary units when exact
+ * ("32 GiB", which parseBytes reads back), else the plain byte count.
+ */
+export function bytesText(value: string): string {
+  const shown = formatBytes(value);
+  return shown.startsWith('≈') ? formatAmount(value) : shown;
+}
+
+/**
+ * A size input's value as the API takes it (a decimal string of bytes), or
+ * '' when empty; throws (with a message for the form) when it is not a size.
+ */
+export function bytesInput(text: string): string {
+  return text.trim() === '' ? '' : parseBytes(text).toString();
+}

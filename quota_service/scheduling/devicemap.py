@@ -28,6 +28,9 @@ class Running:
     #: when its binding policy's max_session_lifetime ends it (a keep moves
     #: it later); None: no lifetime limit
     ends: dt.datetime | None
+    #: its hub server's name ("" for the default server or an API session)
+    server_name: str = ""
+    origin: str = "api"
 
 
 def holders(devices: list[tuple[int, str, int]], sessions: list[Running],
@@ -46,7 +49,8 @@ def holders(devices: list[tuple[int, str, int]], sessions: list[Running],
                 taken += share
                 if sees(r.domain):
                     held.append({"allocation": r.id, "user": r.user, "domain": r.domain,
-                                 "project": r.project, "share": format_amount(share)})
+                                 "project": r.project, "share": format_amount(share),
+                                 "server_name": r.server_name, "origin": r.origin})
                 else:
                     others += share
         out.append({"index": index, "model": model, "memory": memory,

@@ -46,7 +46,7 @@ def running(s: Session, node: Node) -> list[devicemap.Running]:
             if kept is not None and kept > ends:
                 ends = kept
         out.append(devicemap.Running(a.id, user, domain, project, a.slots, a.gpus or [],
-                                     started, ends))
+                                     started, ends, a.server_name or "", a.origin))
     return out
 
 
@@ -65,7 +65,7 @@ def node_sessions(s: Session, p: Principal, name: str, now: dt.datetime) -> dict
         [(d.index, d.model, d.memory) for d in n.devices], sessions, sees)
     model["sessions"] = [
         {"id": r.id, "user": r.user, "domain": r.domain, "project": r.project,
-         "slots": r.slots, "gpus": r.gpus, "started_at": iso(r.started), "ends_at": iso(r.ends)}
+         "server_name": r.server_name, "origin": r.origin, "slots": r.slots, "gpus": r.gpus, "started_at": iso(r.started), "ends_at": iso(r.ends)}
         for r in sessions if sees(r.domain)]
     model["other_sessions"] = len(sessions) - len(model["sessions"])
     model["until_empty"] = devicemap.until_empty(now, sessions)

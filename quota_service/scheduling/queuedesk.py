@@ -61,6 +61,7 @@ def _entry(position: int, a: Allocation, names, rg: ResourceGroup) -> dict:
         "slots": a.slots,
         "gpu_models": a.gpu_models,
         "session_type": a.session_type,
+        "server_name": a.server_name or "",
         "priority": a.priority,
         "created_at": iso(a.created_at),
         "queue_at": iso(a.queue_at),

@@ -54,9 +54,17 @@ describe('edit a project', () => {
     });
   });
 
-  it('sends a value that is not a number as typed (the service names the field in its 422)', () => {
-    const d = { ...editDraft(ml, project), max_vfolder_size: '1G' };
-    expect(editRequest(ml, project, d)).toMatchObject({ body: { max_vfolder_size: '1G' }, errors: {} });
+  it('shows the folder size in binary units and takes one typed with a unit as exact bytes', () => {
+    expect(editDraft(ml, project).max_vfolder_size).toBe('1 GiB');
+    const d = { ...editDraft(ml, project), max_vfolder_size: '1.5 GiB' };
+    expect(editRequest(ml, project, d)).toMatchObject({ body: { max_vfolder_size: 1610612736 }, errors: {} });
+    expect(editRequest(ml, project, { ...editDraft(ml, project) }).body).toEqual({});
+  });
+
+  it('refuses a size that is not one before sending, under that field', () => {
+    const req = editRequest(ml, project, { ...editDraft(ml, project), max_vfolder_size: 'lots' });
+    expect(req.errors.max_vfolder_size).toContain('not a size');
+    expect(req.body).not.toHaveProperty('max_vfolder_size');
   });
 
   it('refuses slots not written name=amount before sending, under that field', () => {

@@ -67,8 +67,8 @@ describe('GPU map model', () => {
     expect(map[0].level).toBe('full');
     expect(map[0].holders).toEqual([{ allocation: '', who: OTHERS_LABEL, share: '1', visible: false }]);
     expect(map[1].holders.map(h => [h.who, h.share, h.visible])).toEqual([
-      ['alice (acme/ml)', '0.3', true],
-      ['alice (acme/ml)', '0.3', true],
+      ['alice/aaaaaaaa (acme/ml)', '0.3', true],
+      ['alice/bbbbbbbb (acme/ml)', '0.3', true],
       [OTHERS_LABEL, '0.3', false]
     ]);
     expect(map[1].taken).toBe('0.9');

@@ -75,7 +75,11 @@ describe('queue rows', () => {
     const rows = queueRows(queue);
     expect(rows.map(r => r.position)).toEqual([0, 1, 2]);
     expect(rows[1]).toMatchObject({ visible: false, who: HIDDEN_LABEL, id: '', slots: '' });
-    expect(rows[0].who).toBe('ada (acme/ml)');
+    expect(rows[0].who).toBe('ada/r0 (acme/ml)'); // an API session: its short id
+    const hub = queueRows({ ...queue, entries: [{ ...queue.entries[2], origin: 'hub', server_name: 'lab1' }] });
+    expect(hub[0].who).toBe('ada/lab1 (acme/ml)');
+    const dflt = queueRows({ ...queue, entries: [{ ...queue.entries[2], origin: 'hub', server_name: '' }] });
+    expect(dflt[0].who).toBe('ada/(default) (acme/ml)');
     expect(rows[0].slots).toBe('Memory 1 GiB');
     expect(rows[0].waits).toBe('capacity (holds the line), 1 pass(es)');
     expect(rows[2].slots).toBe('CPU 2, GPU shares 0.5');

@@ -1,4 +1,4 @@
-import { AdminPageList, IAdminPageItem } from '../admin/pages';
+import { adminTabTitle, AdminPageList, IAdminPageItem } from '../admin/pages';
 
 function list(): { pages: AdminPageList; shown: IAdminPageItem[][] } {
   const shown: IAdminPageItem[][] = [];
@@ -37,5 +37,23 @@ describe('the admin menu pages', () => {
     pages.add({ command: 'hubgrid:admin-images', rank: 70 });
     pages.add({ command: 'hubgrid:admin-users', rank: 10 });
     expect(shown).toEqual([[{ command: 'hubgrid:admin-users', rank: 10 }], [{ command: 'hubgrid:admin-images', rank: 70 }]]);
+  });
+});
+
+describe('adminTabTitle', () => {
+  it("labels a tab with its page's own name, the caption saying it is an admin page", () => {
+    expect(adminTabTitle('Users')).toEqual({ label: 'Users', caption: 'hubgrid Admin: Users' });
+    expect(adminTabTitle('Admin: Scheduler Queue')).toEqual({
+      label: 'Scheduler Queue',
+      caption: 'hubgrid Admin: Scheduler Queue'
+    });
+  });
+
+  it('gives nine pages nine different labels, none a bare prefix', () => {
+    const names = ['Users', 'Domains and Projects', 'Resource Policies', 'Resource Groups and Nodes',
+      'Scheduler Queue', 'Sessions (All)', 'Images', 'Access Log', 'Statistics'];
+    const labels = names.map(n => adminTabTitle(`Admin: ${n}`).label);
+    expect(new Set(labels).size).toBe(9);
+    expect(labels.every(l => !l.startsWith('Admin'))).toBe(true);
   });
 });

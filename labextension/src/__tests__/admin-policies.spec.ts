@@ -72,3 +72,30 @@ describe('policy form', () => {
     expect(r.errors.total_resource_slots).toContain('not name=amount');
   });
 });
+
+describe('sizes with binary units (issue #19)', () => {
+  it('reads mem in a slot map with a unit as exact bytes, other slots as typed', () => {
+    expect(parseMap('cpu=8, mem=32 GiB, gpu.shares=2.5')).toEqual({
+      value: { cpu: '8', mem: '34359738368', 'gpu.shares': '2.5' }
+    });
+    expect(parseMap('mem=512M').value).toEqual({ mem: '536870912' });
+    expect(parseMap('mem=1.1K').error).toContain('mem: "1.1K" is not a whole number of bytes');
+  });
+
+  it('shows a policy\'s memory and folder size in binary units, and sends them back unchanged', () => {
+    const p = { name: 'p', total_resource_slots: { cpu: '8', mem: '34359738368' }, max_vfolder_size: 107374182400 };
+    const d = policyDraft(p);
+    expect(d.total_resource_slots).toBe('cpu=8, mem=32 GiB');
+    expect(d.max_vfolder_size).toBe('100 GiB');
+    expect(policyRequest(p, d).body).toEqual({});
+    const bigger = policyRequest(p, { ...d, max_vfolder_size: '1T', total_resource_slots: 'cpu=8, mem=64G' });
+    expect(bigger.body).toEqual({
+      max_vfolder_size: 1099511627776,
+      total_resource_slots: { cpu: '8', mem: '68719476736' }
+    });
+  });
+
+  it('keeps an odd size in bytes when no unit shows it exactly', () => {
+    expect(policyDraft({ name: 'p', max_vfolder_size: 200000014 }).max_vfolder_size).toBe('200000014');
+  });
+});

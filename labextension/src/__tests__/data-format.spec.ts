@@ -7,7 +7,8 @@ describe('formatting', () => {
     expect(formatBytes(1023)).toBe('1023 B');
     expect(formatBytes(1024)).toBe('1 KiB');
     expect(formatBytes(8 * 1024 * 1024)).toBe('8 MiB');
-    expect(formatBytes(1.25 * 1024 ** 3)).toBe('1.3 GiB');
+    expect(formatBytes(1.25 * 1024 ** 3)).toBe('1.25 GiB');
+    expect(formatBytes(1234567)).toBe('≈ 1.18 MiB');
     expect(formatBytes(null)).toBe('–');
   });
 

@@ -17,7 +17,9 @@ import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon, ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
+import { hubgridIcon } from '../icons';
 import { describeError } from './errors';
+import { adminTabTitle } from './pages';
 import { IAdminCaller } from './role';
 
 /** What every admin page is given. */
@@ -175,10 +177,10 @@ export function adminPage(
 ): MainAreaWidget<ReactWidget> {
   const widget = new MainAreaWidget<ReactWidget>({ content: new PageView(make) });
   widget.id = `jp-hubgrid-admin-${page}`;
-  widget.title.label = label;
+  const title = adminTabTitle(label);
+  widget.title.label = title.label;
+  widget.title.caption = title.caption;
   widget.title.closable = true;
-  if (icon) {
-    widget.title.icon = icon;
-  }
+  widget.title.icon = icon ?? hubgridIcon;
   return widget;
 }

@@ -49,3 +49,17 @@ export class AdminPageList {
   private waiting: IAdminPageItem[] = [];
   private readonly known = new Set<string>();
 }
+
+/** What every admin tab's caption (its hover text) begins with. */
+export const ADMIN_CAPTION = 'hubgrid Admin: ';
+
+/**
+ * An admin page's tab: its label is the page's own name ("Users", "Scheduler
+ * Queue": with nine admin tabs open each still says which page it is, where
+ * "Admin: …" labels all shrank to "Admin: "), its caption says it is an admin
+ * page. A label given as "Admin: Users" is read as "Users".
+ */
+export function adminTabTitle(label: string): { label: string; caption: string } {
+  const page = label.replace(/^Admin:\s*/, '').trim() || label;
+  return { label: page, caption: ADMIN_CAPTION + page };
+}

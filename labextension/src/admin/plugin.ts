@@ -115,7 +115,7 @@ export const adminPlugin: JupyterFrontEndPlugin<IAdminMenu> = {
           let widget = open.get(p.page);
           if (!widget || widget.isDisposed) {
             const who = caller;
-            widget = adminPage(p.page, `Admin: ${p.label}`, undefined, () => p.render({ settings, caller: who }));
+            widget = adminPage(p.page, p.label, undefined, () => p.render({ settings, caller: who }));
             open.set(p.page, widget);
             app.shell.add(widget, 'main');
           }

@@ -1,26 +1,17 @@
 /** Byte counts and times as people read them. */
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+import { formatBytes as exactBytes } from '../amounts';
 
 /**
- * A byte count in binary units: `0 B`, `512 B`, `1.5 KiB`, `8 MiB`. One
- * decimal, dropped when it is 0. null (never measured) shows as an en dash.
+ * A byte count in binary units, exactly as every hubgrid page shows bytes
+ * (src/amounts.ts): `0 B`, `512 B`, `1.5 KiB`, `8 MiB`, `≈ 1.18 MiB`.
+ * null (never measured) shows as an en dash.
  */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes === null || bytes === undefined || !Number.isFinite(bytes)) {
     return '–';
   }
-  let value = Math.max(0, bytes);
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  if (unit === 0) {
-    return `${value} B`;
-  }
-  const text = (Math.round(value * 10) / 10).toFixed(1).replace(/\.0$/, '');
-  return `${text} ${UNITS[unit]}`;
+  return exactBytes(BigInt(Math.max(0, Math.round(bytes))));
 }
 
 /** A transfer rate: `12.5 MiB/s`. */

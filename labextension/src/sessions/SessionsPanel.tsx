@@ -2,8 +2,10 @@
  * The Sessions panel of the left sidebar: every session of mine, across
  * projects and named servers, live; pending ones with the scheduler's
  * reasons, ended ones with their exit code or why they ended; start
- * (launcher dialog), stop, open, log. Every name, reason and command is
- * rendered as text.
+ * (launcher dialog), stop, open, log, details (history and use); a tab
+ * each for interactive and batch sessions; several stopped at once
+ * (select, then one question). Every name, reason and command is rendered
+ * as text.
  */
 
 import { Dialog, Notification, showDialog, showErrorMessage } from '@jupyterlab/apputils';
@@ -15,6 +17,7 @@ import {
   ReactWidget,
   refreshIcon,
   stopIcon,
+  listIcon,
   textEditorIcon,
   ToolbarButtonComponent
 } from '@jupyterlab/ui-components';
@@ -26,6 +29,8 @@ import { sessionsIcon } from './icons';
 import { askForSession } from './Launcher';
 import { defaultForm, suggestName, userOptions } from './launch';
 import { ISessionRow, safeAppUrl, serverUrl, sessionRow, visibleSessions } from './model';
+import { activeCounts, ofType, stopEach, stopQuestion, stopTargets, toggle } from './selection';
+import { SESSION_TYPES } from '../words';
 import { IReclaimable, IReclaimRow, reclaimRow } from './reclaim';
 import { ReclaimLine } from './ReclaimLine';
 import { SessionsStore } from './store';
@@ -33,6 +38,8 @@ import { SessionsStore } from './store';
 export interface ISessionActions {
   open(url: string): void;
   log(session: IAllocation): void;
+  /** its detail view: history and use */
+  details(session: IAllocation): void;
 }
 
 function useTick(ms: number): void {
@@ -51,6 +58,9 @@ function SessionCard(props: {
   onStop: () => void;
   onKeep: () => void;
   actions: ISessionActions;
+  /** a check box to select it (active sessions only) */
+  selected?: boolean;
+  onSelect?: () => void;
 }): JSX.Element {
   const { row, session } = props;
   const extraApps = row.apps.filter(app => safeAppUrl(app.url) && app.url !== props.openUrl);
@@ -58,7 +68,11 @@ function SessionCard(props: {
     <li className="jp-hubgrid-session" data-session={row.id} data-name={row.name} data-state={row.state}
       data-reclaim-deadline={props.reclaim?.deadline || undefined}>
       <div className="jp-hubgrid-session-head">
-        <span className="jp-hubgrid-name" data-field="name">{row.name}</span>
+        {props.onSelect && (
+          <input type="checkbox" className="jp-hubgrid-select" checked={!!props.selected}
+            aria-label={`select ${row.name}`} onChange={props.onSelect} />
+        )}
+        <span className="jp-hubgrid-name" data-field="name" title={`session ${row.id}`}>{row.name}</span>
         <span className={`jp-hubgrid-state jp-mod-${row.state}`} data-field="state">{row.stateLabel}</span>
         <span className="jp-hubgrid-elapsed" data-field="elapsed" title="elapsed">{row.elapsed}</span>
       </div>
@@ -99,6 +113,8 @@ function SessionCard(props: {
         ))}
         <ToolbarButtonComponent icon={textEditorIcon} label="Log" tooltip="Show its log"
           onClick={() => props.actions.log(session)} />
+        <ToolbarButtonComponent icon={listIcon} label="Details" tooltip="Its history and use now"
+          onClick={() => props.actions.details(session)} />
         {row.active && (
           <ToolbarButtonComponent icon={stopIcon} label={row.state === 'pending' ? 'Cancel' : 'Stop'}
             tooltip={row.state === 'pending' ? 'Take it out of the queue' : 'Stop this session'}
@@ -113,6 +129,8 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
   const { store, actions } = props;
   const [, setVersion] = React.useState(0);
   React.useEffect(() => store.subscribe(() => setVersion(v => v + 1)), [store]);
+  const [tab, setTab] = React.useState(SESSION_TYPES[0].type);
+  const [selected, setSelected] = React.useState<ReadonlySet<string>>(new Set());
   useTick(1000);
 
   if (!store.loaded) {
@@ -120,7 +138,10 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
   }
   const me = store.me!;
   const now = Date.now();
-  const { active, ended, endedTotal } = visibleSessions(store.allocations, me.name, store.endedWanted, store.endedTotal);
+  const counts = activeCounts(store.allocations.filter(a => a.user === me.name));
+  const { active, ended, endedTotal } = visibleSessions(
+    ofType(store.allocations, tab), me.name, store.endedWanted, store.endedTotal);
+  const targets = stopTargets(active, selected);
 
   const openUrl = (a: IAllocation): string | null => {
     if (a.state !== 'allocated') {
@@ -162,12 +183,34 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
     }
   };
 
+  const stopSelected = async () => {
+    const question = stopQuestion(targets, Date.now());
+    const answer = await showDialog({
+      title: question.title,
+      body: question.body,
+      buttons: [Dialog.cancelButton({ label: 'Keep them' }), Dialog.warnButton({ label: 'Stop' })]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    const report = await stopEach(targets, a => store.stop(a), Date.now());
+    setSelected(new Set());
+    if (report.failed.length) {
+      await showErrorMessage(
+        `${report.failed.length} of ${targets.length} sessions were not stopped`,
+        report.failed.map(f => `${f.name}: ${f.message}`).join('\n')
+      );
+    }
+  };
+
   const hubPending = (a: IAllocation) =>
     a.origin === 'hub' ? store.servers[a.server_name ?? '']?.pending : null;
   const card = (a: IAllocation) => (
     <SessionCard key={a.id} session={a} row={sessionRow(a, now, hubPending(a))} openUrl={openUrl(a)}
       reclaim={reclaimRow(a as IReclaimable, now, store.kept.get(a.id))}
-      onStop={() => void stop(a)} onKeep={() => void keep(a)} actions={actions} />
+      onStop={() => void stop(a)} onKeep={() => void keep(a)} actions={actions}
+      selected={selected.has(a.id)}
+      onSelect={sessionRow(a, now).active ? () => setSelected(s => toggle(s, a.id)) : undefined} />
   );
   return (
     <div className="jp-hubgrid-sessions">
@@ -180,7 +223,28 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
           <ToolbarButtonComponent icon={closeIcon} tooltip="Dismiss" onClick={() => store.dismissFailure(f.name)} />
         </div>
       ))}
+      <div className="jp-hubgrid-tabs" role="tablist" aria-label="session types">
+        {SESSION_TYPES.map(t => (
+          <button key={t.type} role="tab" aria-selected={tab === t.type} data-tab={t.type}
+            className={`jp-mod-styled${tab === t.type ? ' jp-mod-active' : ''}`}
+            onClick={() => {
+              setTab(t.type);
+              setSelected(new Set());
+            }}>
+            {t.label} ({counts[t.type] ?? 0})
+          </button>
+        ))}
+      </div>
       <h3>Running and waiting ({active.length})</h3>
+      {targets.length > 0 && (
+        <p className="jp-hubgrid-selection">
+          {targets.length} selected{' '}
+          <button className="jp-mod-styled jp-mod-warn" data-action="stop-selected" onClick={() => void stopSelected()}>
+            Stop selected ({targets.length})
+          </button>{' '}
+          <button className="jp-mod-styled" onClick={() => setSelected(new Set())}>Clear</button>
+        </p>
+      )}
       {active.length === 0 ? (
         <p className="jp-hubgrid-note">
           No session is running.{' '}

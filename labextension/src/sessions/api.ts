@@ -16,6 +16,7 @@ import {
   INodeModel,
   IPolicyModel
 } from '../summary/types';
+import type { IHistory, IUsage } from './detail';
 import { IDryRun } from './launch';
 import { ILogPart } from './log';
 import { IKeepAnswer } from './reclaim';
@@ -168,6 +169,16 @@ export class HubgridApi {
   /** One allocation I may see. */
   allocation(id: string): Promise<IAllocation> {
     return json(this.settings, API + `allocations/${enc(id)}`);
+  }
+
+  /** The session's scheduling history, oldest first (its detail view). */
+  history(id: string): Promise<IHistory> {
+    return json(this.settings, API + `allocations/${enc(id)}/history`);
+  }
+
+  /** The session's live use: the reclaim pass's readings of its CPU, memory and GPUs. */
+  usage(id: string): Promise<IUsage> {
+    return json(this.settings, API + `allocations/${enc(id)}/usage`);
   }
 
   /** The session's log as text (the last `tail` bytes). */

@@ -4,7 +4,7 @@
  * session, and the verdict for people.
  */
 
-import { compareAmounts } from '../amounts';
+import { compareAmounts, parseBytes } from '../amounts';
 import { formatSlot } from '../summary/exact';
 import { IReason } from '../summary/types';
 
@@ -80,8 +80,8 @@ export function checkForm(form: ILaunchForm, taken: string[] = []): { [field: st
   if (!DECIMAL.test(form.cpu.trim()) || compareAmounts(form.cpu.trim(), '0') <= 0) {
     errors.cpu = 'a positive number of cores, e.g. 0.5 or 2';
   }
-  if (!MEMORY.test(form.mem.trim())) {
-    errors.mem = 'bytes, or with a unit: 512M, 2G';
+  if (!MEMORY.test(form.mem.trim()) || !wholeBytes(form.mem)) {
+    errors.mem = 'a whole number of bytes, or with a unit: 512M, 2G, 1.5 GiB';
   }
   const gpu = form.gpu.trim();
   if (form.gpuMode === 'whole' && !/^[1-9]\d*$/.test(gpu)) {
@@ -97,6 +97,16 @@ export function checkForm(form: ILaunchForm, taken: string[] = []): { [field: st
     errors.command = 'a batch session runs a command';
   }
   return errors;
+}
+
+/** Whether the memory field is a whole number of bytes ("1.5G" is, "1.1K" is not). */
+function wholeBytes(text: string): boolean {
+  try {
+    parseBytes(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function slots(form: ILaunchForm): { [slot: string]: string } {

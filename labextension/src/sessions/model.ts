@@ -8,6 +8,7 @@
 import { sumAmounts } from '../amounts';
 import { formatSlot } from '../summary/exact';
 import { IAllocation, IApp, IReason } from '../summary/types';
+import { STARTING, stateLabel as labelOf, STOPPING } from '../words';
 
 export const ACTIVE = ['pending', 'allocated'];
 
@@ -97,13 +98,6 @@ export function placementText(a: IAllocation): string {
   return gpus.length ? `${a.node} (${gpus.join(', ')})` : a.node;
 }
 
-const STATE_LABELS: { [state: string]: string } = {
-  allocated: 'running',
-  pending: 'waiting',
-  released: 'ended',
-  cancelled: 'cancelled'
-};
-
 export function endedText(a: IAllocation): string {
   if (ACTIVE.includes(a.state)) {
     return '';
@@ -125,11 +119,11 @@ export function endedText(a: IAllocation): string {
  */
 export function sessionRow(a: IAllocation, now: number, hubPending?: string | null): ISessionRow {
   const slots = a.slots ?? {};
-  let stateLabel = STATE_LABELS[a.state] ?? a.state;
+  let stateLabel = labelOf(a.state);
   if (a.state === 'allocated' && hubPending === 'spawn') {
-    stateLabel = 'starting';
+    stateLabel = STARTING;
   } else if (ACTIVE.includes(a.state) && hubPending === 'stop') {
-    stateLabel = 'stopping';
+    stateLabel = STOPPING;
   }
   return {
     id: a.id,

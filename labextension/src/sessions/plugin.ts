@@ -1,6 +1,6 @@
 /**
  * The Summary and Sessions menus: two left-sidebar panels, a main-area log
- * view per session, reclaim warnings as notifications, and commands (start
+ * view and detail view (history, use) per session, reclaim warnings as notifications, and commands (start
  * a session, show either panel).
  */
 
@@ -12,6 +12,7 @@ import {
 import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 
 import { SummaryPanel } from '../summary/SummaryPanel';
+import { detailWidget } from './DetailView';
 import { logWidget } from './LogView';
 import { ReclaimNotifier } from './notices';
 import { SessionsPanel } from './SessionsPanel';
@@ -34,6 +35,7 @@ export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const settings = app.serviceManager.serverSettings;
     const logs = new Map<string, MainAreaWidget>();
+    const details = new Map<string, MainAreaWidget>();
     const sessions = new SessionsPanel(settings, {
       open: url => window.open(url, '_blank', 'noopener'),
       log: session => {
@@ -41,6 +43,15 @@ export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
         if (!widget || widget.isDisposed) {
           widget = logWidget(sessions.store.api, session);
           logs.set(session.id, widget);
+          app.shell.add(widget, 'main');
+        }
+        app.shell.activateById(widget.id);
+      },
+      details: session => {
+        let widget = details.get(session.id);
+        if (!widget || widget.isDisposed) {
+          widget = detailWidget(sessions.store.api, session);
+          details.set(session.id, widget);
           app.shell.add(widget, 'main');
         }
         app.shell.activateById(widget.id);

@@ -4,7 +4,7 @@
  * and one slot's amount for people. No float ever carries an amount.
  */
 
-import { compareAmounts, formatAmount } from '../amounts';
+import { compareAmounts, formatAmount, formatBytes } from '../amounts';
 
 /** value as an integer count of 10^-scale units (value is a plain decimal). */
 function units(value: string, scale: number): bigint {
@@ -42,48 +42,8 @@ export function maxAmount(a: string, b: string): string {
   return compareAmounts(a, b) >= 0 ? a : b;
 }
 
-const BINARY: Array<[string, number]> = [
-  ['PiB', 50],
-  ['TiB', 40],
-  ['GiB', 30],
-  ['MiB', 20],
-  ['KiB', 10]
-];
-
-/**
- * Bytes for people: the largest binary unit in which the amount is exact
- * with at most two decimals and under 10000 ("1610612736" is "1.5 GiB",
- * "1074790400" is "1025 MiB"); an amount exact in no such unit (a machine's odd memory size)
- * is shown rounded to two decimals in the largest unit it reaches, marked
- * "≈" ("25274793984" is "≈ 23.54 GiB"). Sums and comparisons always use the
- * exact amount.
- */
-export function formatBytes(value: string): string {
-  const plain = formatAmount(value);
-  if (plain.includes('.') || plain.startsWith('-') || plain === '0') {
-    return `${plain} B`;
-  }
-  const bytes = BigInt(plain);
-  const hundredths = bytes * BigInt(100);
-  const show = (h: bigint, unit: string) => {
-    const frac = (h % BigInt(100)).toString().padStart(2, '0').replace(/0+$/, '');
-    return `${h / BigInt(100)}${frac ? `.${frac}` : ''} ${unit}`;
-  };
-  for (const [unit, power] of BINARY) {
-    const size = BigInt(2) ** BigInt(power);
-    const readable = bytes / size < BigInt(10000) || unit === 'PiB';
-    if (bytes >= size && readable && hundredths % size === BigInt(0)) {
-      return show(hundredths / size, unit);
-    }
-  }
-  for (const [unit, power] of BINARY) {
-    const size = BigInt(2) ** BigInt(power);
-    if (bytes >= size) {
-      return `≈ ${show((hundredths + size / BigInt(2)) / size, unit)}`; // half up
-    }
-  }
-  return `${bytes} B`;
-}
+/** Bytes for people, exact, in binary units (src/amounts.ts: the one formatting). */
+export { formatBytes };
 
 /** One slot's amount for people: memory in binary units, the rest as is. */
 export function formatSlot(slot: string, value: string | null | undefined): string {

@@ -8,6 +8,7 @@
 
 import * as React from 'react';
 
+import { formatBytes } from '../../amounts';
 import { AdminFrame, ErrorBar, Field, IAdminPageProps, useAdminLoad } from '../frame';
 import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
@@ -160,7 +161,7 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
                       <Bars figures={p} level="project" name={p.name} />
                     </td>
                     <td>{p.max_concurrent_sessions ?? '—'}</td>
-                    <td>{`${p.max_vfolder_count ?? '—'} / ${p.max_vfolder_size ?? '—'} B`}</td>
+                    <td>{`${p.max_vfolder_count ?? '—'} / ${p.max_vfolder_size == null ? '—' : formatBytes(String(p.max_vfolder_size))}`}</td>
                     <td>{p.allowed_vfolder_hosts.join(', ') || '—'}</td>
                   </tr>
                   {editing === p.name && (

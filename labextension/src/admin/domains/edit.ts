@@ -25,7 +25,7 @@ export const PROJECT_FIELDS: IPolicyField[] = [
   { key: 'total_resource_slots', label: 'Total resource slots', kind: 'slots', hint: 'cpu=8, gpu.shares=2; empty: no limit' },
   { key: 'max_concurrent_sessions', label: 'Max concurrent sessions', kind: 'int', clearable: true },
   { key: 'max_vfolder_count', label: 'Max folders', kind: 'int', clearable: true },
-  { key: 'max_vfolder_size', label: 'Max folder size (bytes)', kind: 'int', clearable: true },
+  { key: 'max_vfolder_size', label: 'Max folder size', kind: 'bytes', clearable: true, hint: '100G, 512 MiB or bytes' },
   { key: 'allowed_vfolder_hosts', label: 'Allowed storage hosts', kind: 'names', hint: 'names separated by commas' },
   { key: 'active', label: 'Active', kind: 'bool' }
 ];

@@ -11,7 +11,7 @@ import * as React from 'react';
 import { formatTime } from '../../data/format';
 import { ErrorBar } from '../frame';
 import { nodeBars } from './bars';
-import { gpuMap, shortId, untilEmptyText } from './gpumap';
+import { gpuMap, sessionName, untilEmptyText } from './gpumap';
 import { slotsText } from './queue';
 import { IAdminNode } from './types';
 
@@ -56,8 +56,8 @@ export function GpuMap(props: { node: IAdminNode }): JSX.Element | null {
           <ul className="jp-hubgrid-ops-holders">
             {c.holders.map((h, i) => (
               <li key={i} className="jp-hubgrid-ops-holder" data-allocation={h.allocation}
-                data-visible={String(h.visible)}>
-                {h.visible ? `${h.who} ${shortId(h.allocation)}: ${h.share}` : `${h.who}: ${h.share}`}
+                data-visible={String(h.visible)} title={h.visible ? `session ${h.allocation}` : undefined}>
+                {`${h.who}: ${h.share}`}
               </li>
             ))}
           </ul>
@@ -85,7 +85,7 @@ export function NodeSessions(props: { node: IAdminNode }): JSX.Element {
       <tbody>
         {sessions.map(s => (
           <tr key={s.id} data-allocation={s.id}>
-            <td>{shortId(s.id)}</td>
+            <td title={`session ${s.id}`} data-field="session">{sessionName(s)}</td>
             <td>{`${s.user} (${s.domain}/${s.project})`}</td>
             <td>{slotsText(s.slots)}</td>
             <td>{(s.gpus ?? []).map(g => `#${g.index}: ${g.share}`).join(', ')}</td>

@@ -84,8 +84,8 @@ function QueueRow(props: IRowProps): JSX.Element {
     <tr data-position={row.position} data-request={row.id} data-visible="true">
       <td>{row.position + 1}</td>
       <td>
-        {row.who}
-        <div className="jp-hubgrid-ops-sub" title={row.created}>{`${shortId(row.id)} · ${formatTime(row.created)}`}</div>
+        <span title={`session ${row.id}`} data-field="session">{row.who}</span>
+        <div className="jp-hubgrid-ops-sub" title={row.created}>{formatTime(row.created)}</div>
       </td>
       <td>{row.slots}</td>
       <td>

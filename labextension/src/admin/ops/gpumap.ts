@@ -1,6 +1,6 @@
 /**
  * A node's per-device GPU map as data: for each GPU its taken and free
- * share, who holds which share (user, project, the session's short id) and
+ * share, which session holds which share (user/server, project; its id in a title) and
  * the share of sessions the caller may not see (`others`: a domain admin
  * reads it as "other domains"). From GET nodes/{node}/sessions.
  */
@@ -12,7 +12,7 @@ import { IAdminNode } from './types';
 
 export interface IGpuHolderRow {
   allocation: string;
-  /** "alice (acme/ml)" */
+  /** "alice/lab1 (acme/ml)": the session (sessionName) and its project */
   who: string;
   share: string;
   /** false: the "other domains" row (a share summed over sessions not shown) */
@@ -35,6 +35,17 @@ export function shortId(id: string): string {
   return id.slice(0, 8);
 }
 
+/**
+ * A session as the admin tables name it: its owner and server,
+ * "alice/lab1", "alice/(default)" for a default server, or "alice/3f2a9c1b"
+ * (its short id) for a session started through the API. The full id goes
+ * in the cell's title.
+ */
+export function sessionName(s: { id?: string; user?: string; server_name?: string; origin?: string }): string {
+  const server = s.server_name || (s.origin === 'hub' ? '(default)' : shortId(s.id ?? ''));
+  return `${s.user ?? '?'}/${server}`;
+}
+
 export function gpuMap(node: IAdminNode): IGpuCellModel[] {
   return [...(node.devices ?? [])]
     .sort((a, b) => a.index - b.index)
@@ -42,7 +53,7 @@ export function gpuMap(node: IAdminNode): IGpuCellModel[] {
       const taken = String(d.taken ?? '0');
       const holders: IGpuHolderRow[] = (d.holders ?? []).map(h => ({
         allocation: h.allocation,
-        who: `${h.user} (${h.domain}/${h.project})`,
+        who: `${sessionName({ ...h, id: h.allocation })} (${h.domain}/${h.project})`,
         share: String(h.share),
         visible: true
       }));

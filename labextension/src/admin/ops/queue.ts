@@ -6,6 +6,7 @@
  */
 
 import { formatSlot, slotLabel } from '../../summary/exact';
+import { sessionName } from './gpumap';
 import { IQueue, IQueueEntry, SlotMap } from './types';
 
 export interface IMoveRequest {
@@ -44,7 +45,7 @@ export interface IQueueRow {
   position: number;
   visible: boolean;
   id: string;
-  /** "alice (acme/ml)" or "another domain's request" */
+  /** "alice/lab1 (acme/ml)" (the session, sessionName) or "another domain's request" */
   who: string;
   slots: string;
   priority: string;
@@ -80,7 +81,7 @@ export function queueRows(queue: IQueue): IQueueRow[] {
             position: e.position,
             visible: true,
             id: e.id ?? '',
-            who: `${e.user} (${e.domain}/${e.project})`,
+            who: `${sessionName(e)} (${e.domain}/${e.project})`,
             slots: slotsText(e.slots),
             priority: String(e.priority ?? 0),
             waits: `${waitsText(e)}, ${e.passes ?? 0} pass(es)`,

@@ -40,6 +40,8 @@ export interface IGpuHolderModel {
   domain: string;
   project: string;
   share: string;
+  server_name?: string;
+  origin?: string;
 }
 
 export interface IAdminDevice {
@@ -58,6 +60,8 @@ export interface INodeSession {
   user: string;
   domain: string;
   project: string;
+  server_name?: string;
+  origin?: string;
   slots: SlotMap;
   gpus: Array<{ index: number; share: string }>;
   started_at: string | null;
@@ -94,6 +98,7 @@ export interface IQueueEntry {
   holds_line?: boolean;
   reasons?: IReason[];
   origin?: string;
+  server_name?: string;
 }
 
 export interface IQueue {

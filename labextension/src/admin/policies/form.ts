@@ -4,12 +4,19 @@
  * from a policy, and the POST / PATCH body from the form. Numbers are sent
  * as the service wants them (integers as JSON numbers, amounts as decimal
  * strings); a value that is not one is sent as typed so the service's 422
- * names the field. Emptying a limit in an edit clears it (`clear`).
+ * names the field. Sizes (`bytes` fields, `mem` in slot maps) are typed and
+ * shown with binary units ("32G", "512 MiB") and sent as exact bytes.
+ * Emptying a limit in an edit clears it (`clear`).
  * formDraft and formChange work on any field list (the Domains page's edit
  * forms use them too).
  */
 
-export type FieldKind = 'int' | 'amount' | 'bool' | 'slots' | 'names' | 'thresholds' | 'operator' | 'text';
+import { bytesText, parseBytes } from '../../amounts';
+
+export type FieldKind = 'int' | 'bytes' | 'amount' | 'bool' | 'slots' | 'names' | 'thresholds' | 'operator' | 'text';
+
+/** the slots whose amounts are bytes: typed and shown with binary units ("32 GiB") */
+const BYTE_SLOTS = ['mem'];
 
 export interface IPolicyField {
   key: string;
@@ -21,7 +28,7 @@ export interface IPolicyField {
 }
 
 export const POLICY_FIELDS: IPolicyField[] = [
-  { key: 'total_resource_slots', label: 'Total resource slots', kind: 'slots', hint: 'cpu=8, mem=34359738368, gpu.shares=2.5' },
+  { key: 'total_resource_slots', label: 'Total resource slots', kind: 'slots', hint: 'cpu=8, mem=32 GiB, gpu.shares=2.5' },
   { key: 'unspecified_limited', label: 'Slots not named are limited to 0', kind: 'bool' },
   { key: 'max_concurrent_sessions', label: 'Max concurrent sessions', kind: 'int', clearable: true },
   { key: 'max_session_lifetime', label: 'Max session lifetime (s)', kind: 'int', clearable: true },
@@ -31,7 +38,7 @@ export const POLICY_FIELDS: IPolicyField[] = [
   { key: 'max_gpus_per_session', label: 'Max GPUs per session', kind: 'amount', clearable: true },
   { key: 'allowed_resource_groups', label: 'Allowed resource groups', kind: 'names', hint: 'names separated by commas; empty: any' },
   { key: 'max_vfolder_count', label: 'Max folders', kind: 'int', clearable: true },
-  { key: 'max_vfolder_size', label: 'Max folder size (bytes)', kind: 'int', clearable: true },
+  { key: 'max_vfolder_size', label: 'Max folder size', kind: 'bytes', clearable: true, hint: '100G, 512 MiB or bytes' },
   { key: 'allowed_vfolder_hosts', label: 'Allowed storage hosts', kind: 'names', hint: 'names separated by commas' },
   { key: 'utilization_window', label: 'Utilization window (s)', kind: 'int', clearable: true },
   { key: 'utilization_grace', label: 'Utilization grace (s)', kind: 'int', clearable: true },
@@ -51,8 +58,18 @@ function mapText(value: unknown): string {
     return '';
   }
   return Object.entries(value as { [k: string]: unknown })
-    .map(([k, v]) => `${k}=${String(v)}`)
+    .map(([k, v]) => `${k}=${BYTE_SLOTS.includes(k) ? bytesText(String(v)) : String(v)}`)
     .join(', ');
+}
+
+/** A size typed in a form as the API takes it: a JSON number while exact, else the decimal string. */
+function bytesValue(text: string): { value?: unknown; error?: string } {
+  try {
+    const bytes = parseBytes(text);
+    return { value: bytes <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(bytes) : bytes.toString() };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
 }
 
 /**
@@ -77,6 +94,9 @@ export function formDraft(fields: IPolicyField[], obj: { [key: string]: unknown 
       case 'names':
         d[f.key] = Array.isArray(v) ? v.join(', ') : '';
         break;
+      case 'bytes':
+        d[f.key] = v === null || v === undefined ? '' : bytesText(String(v));
+        break;
       default:
         d[f.key] = v === null || v === undefined ? '' : String(v);
     }
@@ -89,15 +109,27 @@ export function policyDraft(p: IPolicy | null): PolicyDraft {
   return { name: p ? p.name : '', ...formDraft(POLICY_FIELDS, p) };
 }
 
-/** "cpu=8, gpu.shares=2.5" → {cpu: "8", ...}; a part without "=" is an error. */
+/**
+ * "cpu=8, mem=32 GiB, gpu.shares=2.5" → {cpu: "8", mem: "34359738368", ...}:
+ * memory with binary units is sent as exact bytes; a part without "=" or a
+ * size that is not one is an error.
+ */
 export function parseMap(text: string): { value?: { [k: string]: string }; error?: string } {
   const value: { [k: string]: string } = {};
   for (const part of text.split(/[,;\n]/).map(s => s.trim()).filter(Boolean)) {
-    const m = /^([^=:\s]+)\s*[=:]\s*(\S+)$/.exec(part);
+    const m = /^([^=:\s]+)\s*[=:]\s*(\S(?:.*\S)?)$/.exec(part);
     if (!m) {
       return { error: `"${part}" is not name=amount` };
     }
-    value[m[1]] = m[2];
+    if (BYTE_SLOTS.includes(m[1])) {
+      try {
+        value[m[1]] = parseBytes(m[2]).toString();
+      } catch (e) {
+        return { error: `${m[1]}: ${(e as Error).message}` };
+      }
+    } else {
+      value[m[1]] = m[2];
+    }
   }
   return { value };
 }
@@ -110,6 +142,8 @@ function fieldValue(f: IPolicyField, raw: string | boolean): { value?: unknown; 
   switch (f.kind) {
     case 'int':
       return { value: /^\d+$/.test(text) ? Number(text) : text };
+    case 'bytes':
+      return bytesValue(text);
     case 'amount':
     case 'operator':
     case 'text':
