@@ -21,6 +21,8 @@ __all__ = ["GPU", "MODES", "NodeEnforcement", "device_requests", "gpu_environmen
            "slurm_gres", "slurm_request", "vfolder_mounts"]
 
 MiB = 2**20
+#: environment variables only the GPU builders set in a container
+GPU_VARIABLES = ("CUDA_", "NVIDIA_", "HUBGRID_GPU_", "XLA_PYTHON_CLIENT_", "LD_PRELOAD")
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class SessionSpec:
     env: tuple[tuple[str, str], ...] = field(default=())
     #: the node's MPS directories and the image's HAMi-core library
     enforcement: NodeEnforcement = NodeEnforcement()
+    #: the IPC namespace of an MPS client: the daemon's (host, or container:<id>)
+    mps_ipc_mode: str = "host"
 
 
 def labels(spec: SessionSpec) -> dict[str, str]:
@@ -63,9 +67,25 @@ def labels(spec: SessionSpec) -> dict[str, str]:
     }
 
 
+def uses_mps(spec: SessionSpec) -> bool:
+    """An MPS client: GPUs on a node whose sharing mode is ``mps``."""
+    return spec.gpu_mode == "mps" and bool(spec.gpus)
+
+
 def host_config(spec: SessionSpec) -> dict:
     """Docker HostConfig: the allocation's limits, no privileges, only the
-    allowed mounts."""
+    allowed mounts. An MPS client also gets the node's MPS pipe directory
+    (read-write: clients talk to the daemon through it) and the IPC namespace
+    the daemon runs in (``mps_ipc_mode``: the host's, or ``container:<id>``
+    of a daemon in a container): without them CUDA in the container does not
+    reach the MPS server."""
+    mounts = [{"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only}
+              for m in spec.mounts]
+    extra = {}
+    if uses_mps(spec):
+        pipe = spec.enforcement.mps_pipe_directory
+        mounts.append({"Type": "bind", "Source": pipe, "Target": pipe, "ReadOnly": False})
+        extra["IpcMode"] = spec.mps_ipc_mode
     return {
         "NanoCpus": int(spec.cpu * 10**9),
         "Memory": spec.mem,
@@ -75,10 +95,8 @@ def host_config(spec: SessionSpec) -> dict:
         "CapDrop": ["ALL"],
         "SecurityOpt": ["no-new-privileges"],
         "DeviceRequests": device_requests(spec.gpus) if spec.attach_gpus else [],
-        "Mounts": [
-            {"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only}
-            for m in spec.mounts
-        ],
+        "Mounts": mounts,
+        **extra,
     }
 
 
@@ -107,7 +125,9 @@ def vfolder_mounts(mounts, root: str) -> tuple[Mount, ...]:
 def container_config(spec: SessionSpec) -> dict:
     """The container's create body (less command and networking, which the
     spawner owns)."""
-    env = {**dict(spec.env),
+    # the GPU variables come from the allocation alone: none from elsewhere
+    # (a user's env, the host-side values of the mixin) survives
+    env = {**{k: v for k, v in spec.env if not k.startswith(GPU_VARIABLES)},
            **gpu_environment(spec.gpus, spec.gpu_mode, "container", spec.enforcement)}
     return {
         "Image": spec.image,

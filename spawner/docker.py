@@ -74,6 +74,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
 
     session_uid = Integer(1000, help="User id the session runs as (never root).").tag(config=True)
 
+    mps_ipc_mode = Unicode(
+        "host",
+        help="""The IPC namespace of a session in ``mps`` mode: the MPS daemon's.
+        ``host`` for a daemon run on the node (``nvidia-cuda-mps-control -d``),
+        ``container:<name>`` for one run in a container. Sessions in other
+        modes keep their own. Note: ``host`` lets the session see the node's
+        System V IPC and POSIX shared memory.""",
+    ).tag(config=True)
+
     ready_poll_interval = Float(
         0.1,
         help="""How often start() asks the started server whether it answers
@@ -151,7 +160,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             type(self)._has_nvidia_runtime[url] = "nvidia" in (info.get("Runtimes") or {})
         return self._has_nvidia_runtime[url]
 
-    def session_spec(self, attach_gpus: bool = True) -> SessionSpec:
+    def session_spec(self, attach_gpus: bool = True, image_labels: dict | None = None) -> SessionSpec:
         a = self.allocation
         slots = {k: Decimal(v) for k, v in a["slots"].items()}
         return SessionSpec(
@@ -161,11 +170,24 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
             pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
             mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root),
+            enforcement=self.gpu_enforcement(image_labels or {}), mps_ipc_mode=self.mps_ipc_mode,
         )
+
+    async def _image_labels(self) -> dict:
+        """The session image's labels, read only in ``hami`` mode (they say
+        whether and where the image carries HAMi-core)."""
+        if self.gpu_sharing_mode != "hami" or not (self.allocation or {}).get("gpus"):
+            return {}
+        try:
+            info = await self.docker("inspect_image", self.image)
+        except docker.errors.ImageNotFound:
+            return {}  # create_container says so
+        return (info.get("Config") or {}).get("Labels") or {}
 
     async def create_object(self):
         try:
-            spec = self.session_spec(attach_gpus=await self._attach_gpus())
+            spec = self.session_spec(attach_gpus=await self._attach_gpus(),
+                                     image_labels=await self._image_labels())
         except ValueError as e:
             raise SpawnException(f"cannot start the session: {e}", reason="invalid",
                                  status_code=400) from None

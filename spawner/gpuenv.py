@@ -118,12 +118,16 @@ def visible_devices(gpus: tuple[GPU, ...], where: str = "container") -> dict[str
             "CUDA_VISIBLE_DEVICES": cuda}
 
 
+def mps_directories(node: NodeEnforcement) -> dict[str, str]:
+    return {"CUDA_MPS_PIPE_DIRECTORY": node.mps_pipe_directory,
+            "CUDA_MPS_LOG_DIRECTORY": node.mps_log_directory}
+
+
 def share_environment(g: GPU, mode: str, node: NodeEnforcement = NodeEnforcement()) -> dict[str, str]:
     """The caps of a share ``g`` (the session's device 0) in ``mode``."""
     if mode == "mps":
         env = {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(percent(g.share)),
-               "CUDA_MPS_PIPE_DIRECTORY": node.mps_pipe_directory,
-               "CUDA_MPS_LOG_DIRECTORY": node.mps_log_directory}
+               **mps_directories(node)}
         if g.memory:
             env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={mib(g.memory)}M"
         return env
@@ -151,6 +155,10 @@ def gpu_environment(gpus: tuple[GPU, ...], mode: str, where: str = "container",
     if mode not in MODES:
         raise ValueError(f"unknown GPU sharing mode {mode!r}; use one of {', '.join(MODES)}")
     env = visible_devices(gpus, where)
+    if gpus and mode == "mps":
+        # whole devices too: on an MPS node every GPU process is the daemon's
+        # client (in EXCLUSIVE_PROCESS mode others cannot open the device)
+        env.update(mps_directories(node))
     shared = [g for g in gpus if g.share < 1]
     if not shared:
         return env

@@ -33,7 +33,8 @@ from hub_ext.config import SERVICE_NAME
 from . import admission
 from .admission import fail, unavailable, user_refused
 from .builders import MODES, gpu_environment
-from .gpuenv import allocation_gpus
+from .gpuenv import (MPS_LOG_DIRECTORY, MPS_PIPE_DIRECTORY, NodeEnforcement, allocation_gpus,
+                     hami_library)
 from .options import DEFAULT_SIZE, TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
 
 
@@ -97,8 +98,36 @@ class HubgridSpawnerMixin(Configurable):
         ``mps`` (NVIDIA MPS per-client limits; needs the MPS daemon on the
         node), ``hami`` (HAMi-core style limits; only for images that preload
         that library) or ``framework`` (memory caps the ML frameworks honour;
-        cooperative). See spawner/builders.py for what each isolates.""",
+        cooperative). docs/gpus.md says what each holds and does not hold.""",
     ).tag(config=True)
+
+    mps_pipe_directory = Unicode(
+        MPS_PIPE_DIRECTORY,
+        help="""The node's MPS pipe directory (``CUDA_MPS_PIPE_DIRECTORY`` of
+        its ``nvidia-cuda-mps-control -d``): sessions in ``mps`` mode are
+        given it (a Docker session gets it mounted). Example:
+        ``c.Spawner.mps_pipe_directory = "/run/nvidia-mps"``.""",
+    ).tag(config=True)
+
+    mps_log_directory = Unicode(
+        MPS_LOG_DIRECTORY,
+        help="""The node's MPS log directory (``CUDA_MPS_LOG_DIRECTORY``).""",
+    ).tag(config=True)
+
+    hami_library = Unicode(
+        "",
+        help="""Local and Slurm sessions in ``hami`` mode: the HAMi-core library
+        on the node (``/usr/local/vgpu/libvgpu.so``), preloaded into the
+        session. Empty: nothing is preloaded and the limits are not enforced.
+        Docker sessions take it from the image's ``org.hubgrid.hami-core``
+        label instead.""",
+    ).tag(config=True)
+
+    def gpu_enforcement(self, image_labels: dict | None = None) -> NodeEnforcement:
+        """The node's MPS directories and the HAMi-core library: the image's
+        label when given (Docker), else ``hami_library``."""
+        lib = hami_library(image_labels) if image_labels is not None else self.hami_library
+        return NodeEnforcement(self.mps_pipe_directory, self.mps_log_directory, lib)
 
     pending_poll_interval = Float(
         1.0,
@@ -296,7 +325,8 @@ class HubgridSpawnerMixin(Configurable):
         gpus = allocation_gpus(allocation["gpus"])
         batch = {"HUBGRID_BATCH_COMMAND": opts.command} if opts.session_type == "batch" else {}
         self.session_env = {**self._env_of(allocation), **batch,
-                            **gpu_environment(gpus, self.gpu_sharing_mode, "host")}
+                            **gpu_environment(gpus, self.gpu_sharing_mode, "host",
+                                             self.gpu_enforcement())}
 
     def get_env(self):
         # the session's own variables, set anew for every start

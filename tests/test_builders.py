@@ -40,7 +40,7 @@ def test_no_gpu_hides_every_device():
 
 def test_a_container_names_devices_by_uuid_and_sees_them_as_0_to_n():
     gpus = (GPU(1, D(1), A100, "GPU-aaa"), GPU(3, D(1), A100, "GPU-ccc"))
-    assert gpu_environment(gpus, "mps") == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc",
+    assert gpu_environment(gpus, "framework") == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc",
                                             "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
                                             "CUDA_VISIBLE_DEVICES": "0,1"}
     assert device_requests(gpus) == [
@@ -55,7 +55,7 @@ def test_a_session_on_gpu_3_of_a_container_sees_device_0():
 
 def test_a_host_process_names_its_devices_in_pci_order():
     by_uuid = (GPU(1, D(1), A100, "GPU-aaa"), GPU(3, D(1), A100, "GPU-ccc"))
-    assert gpu_environment(by_uuid, "mps", "host") == {
+    assert gpu_environment(by_uuid, "hami", "host") == {
         "NVIDIA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "CUDA_VISIBLE_DEVICES": "GPU-aaa,GPU-ccc"}
     # a declared inventory without UUIDs: NVML indexes, which PCI order makes CUDA's
@@ -89,6 +89,15 @@ def test_a_share_gets_the_enforcement_of_its_mode(mode, expected):
                    "CUDA_VISIBLE_DEVICES": "0", **expected}
     host = gpu_environment((QUARTER,), mode, "host")
     assert host == {**env, "CUDA_VISIBLE_DEVICES": "GPU-q"}
+
+
+def test_whole_devices_on_an_mps_node_are_clients_without_limits():
+    env = gpu_environment((GPU(1, D(1), A100, "GPU-aaa"),), "mps")
+    assert env == {"NVIDIA_VISIBLE_DEVICES": "GPU-aaa", "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                   "CUDA_VISIBLE_DEVICES": "0", "CUDA_MPS_PIPE_DIRECTORY": "/tmp/nvidia-mps",
+                   "CUDA_MPS_LOG_DIRECTORY": "/var/log/nvidia-mps"}
+    assert gpu_environment((), "mps") == {"NVIDIA_VISIBLE_DEVICES": "void",
+                                          "CUDA_VISIBLE_DEVICES": ""}
 
 
 def test_mps_clients_get_the_nodes_daemon_directories():
@@ -163,10 +172,28 @@ def test_container_config_carries_limits_labels_and_no_privileges():
             "SecurityOpt": ["no-new-privileges"],
             "DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["GPU-0"],
                                 "Capabilities": [["gpu"]]}],
+            # the MPS client's way to the node's daemon: its pipes and IPC
             "Mounts": [{"Type": "bind", "Source": "/srv/vf/alice/data",
-                        "Target": "/home/jovyan/data", "ReadOnly": True}],
+                        "Target": "/home/jovyan/data", "ReadOnly": True},
+                       {"Type": "bind", "Source": "/tmp/nvidia-mps",
+                        "Target": "/tmp/nvidia-mps", "ReadOnly": False}],
+            "IpcMode": "host",
         },
     }
+
+
+def test_only_mps_clients_get_the_daemons_pipes_and_ipc():
+    for mode in ("framework", "hami"):
+        cfg = container_config(spec(gpus=(GPU(0, D("0.5"), A100 // 2),), gpu_mode=mode))
+        assert cfg["HostConfig"]["Mounts"] == [] and "IpcMode" not in cfg["HostConfig"]
+    none = container_config(spec(gpu_mode="mps"))
+    assert none["HostConfig"]["Mounts"] == [] and "IpcMode" not in none["HostConfig"]
+    daemon = container_config(spec(gpus=(GPU(0, D(1), A100),), gpu_mode="mps",
+                                   enforcement=NodeEnforcement(mps_pipe_directory="/run/mps"),
+                                   mps_ipc_mode="container:mps-daemon"))
+    assert daemon["HostConfig"]["Mounts"] == [{"Type": "bind", "Source": "/run/mps",
+                                               "Target": "/run/mps", "ReadOnly": False}]
+    assert daemon["HostConfig"]["IpcMode"] == "container:mps-daemon"
 
 
 def test_the_allocation_environment_cannot_be_overridden_by_extra_env():
