@@ -17,6 +17,9 @@ Everything can be moved with environment variables (all optional):
 - HUBGRID_DEMO_GPUS: how many DECLARED demo GPUs this machine's node gets
   (2; 0: none), model ``demo-declared``: not real devices, so that sessions
   with GPU shares can be tried; see demo_service_config.py
+- HUBGRID_DEMO_CPUS: how many CPUs this machine's node DECLARES at least
+  (16; 0: the real count), so that a class can try the demo on one machine
+  (32 sessions of the demo's default preset, 0.5 CPU); see demo_service_config.py
 
 Passwords (demo authenticator: JupyterHub's shared-password) are generated
 into the state dir by scripts/run.sh.
@@ -50,10 +53,15 @@ demo_gpus = os.environ.get("HUBGRID_DEMO_GPUS", "2").strip()
 if not demo_gpus.isdigit() or int(demo_gpus) > 64:
     raise ValueError(f"HUBGRID_DEMO_GPUS={demo_gpus!r}: give a number of GPUs from 0 to 64")
 user_service_config = os.environ.get("HUBGRID_SERVICE_CONFIG")
+demo_cpus = os.environ.get("HUBGRID_DEMO_CPUS", "16").strip()
+if not demo_cpus.isdigit() or int(demo_cpus) > 4096:
+    raise ValueError(f"HUBGRID_DEMO_CPUS={demo_cpus!r}: give a number of CPUs from 0 to 4096")
 service_env = {
-    # the demo's node and its declared GPUs (demo_service_config.py), then
-    # the service config file named by HUBGRID_SERVICE_CONFIG, if any
+    # the demo's node, its declared CPUs and GPUs and its resource presets
+    # (demo_service_config.py), then the service config file named by
+    # HUBGRID_SERVICE_CONFIG, if any
     "HUBGRID_DEMO_GPUS": str(int(demo_gpus)),
+    "HUBGRID_DEMO_CPUS": str(int(demo_cpus)),
     "HUBGRID_DEMO_SERVICE_CONFIG": str(Path(user_service_config).resolve())
     if user_service_config else "",
 }
@@ -89,8 +97,10 @@ c.SharedPasswordAuthenticator.user_password = read_or_create_secret(state / "use
 # which sets PATH anew (for root on Debian) and loses the venv, `hubgrid` with it
 TERMINAL_KEEPS_PATH = ["--ServerApp.terminado_settings=shell_command=/bin/bash"]
 c.JupyterHub.allow_named_servers = True
-# sessions outlive a hub restart; hubgrid releases those that died meanwhile
-c.JupyterHub.cleanup_servers = False
+# Docker and Slurm sessions outlive a hub restart (hubgrid releases those that
+# died meanwhile); the local demo's servers are processes of this machine run
+# as the hub's user (root under `make run`): they stop with the hub
+c.JupyterHub.cleanup_servers = backend == "local"
 c.Spawner.default_url = "/lab"
 if backend == "docker":
     c.JupyterHub.spawner_class = "hubgrid-docker"
@@ -111,9 +121,6 @@ elif backend == "slurm":
     c.Spawner.args = TERMINAL_KEEPS_PATH + (["--allow-root"] if os.geteuid() == 0 else [])
 elif backend == "local":
     c.JupyterHub.spawner_class = "hubgrid-local"
-    # the demo's one machine: half a core a session by default, so that four
-    # people (or an admin beside three) fit on two cores
-    c.Spawner.default_size = {"cpu": "0.5", "mem": "1G"}
     c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
     # sessions run from this venv, which holds the Lab extension
     # (jupyterlab-hubgrid): its `hubgrid` command is first on a Lab terminal's PATH

@@ -146,8 +146,9 @@ def launch_hub(state: Path, env_extra: dict | None = None, config: str = "",
         raise RuntimeError("configurable-http-proxy is not on PATH (`make install` puts it "
                            "into node_modules/.bin)")
     env = dict(os.environ)
-    if test_overrides:  # no declared demo GPUs unless a test asks for them
+    if test_overrides:  # no declared demo GPUs or CPUs unless a test asks for them
         env["HUBGRID_DEMO_GPUS"] = "0"
+        env["HUBGRID_DEMO_CPUS"] = "0"
     env.update(env_extra or {})
     ports = ports or {}
     for key in ("HUBGRID_HUB_PORT", "HUBGRID_PROXY_API_PORT", "HUBGRID_SERVICE_PORT", "port"):

@@ -152,6 +152,13 @@ def configure(
     # the hub's default ones
     c.Spawner.server_token_scopes = server_token_scopes(
         c.Spawner.server_token_scopes if "server_token_scopes" in c.Spawner else None)
+    # hubgrid's templates of hub pages (hub_ext/templates: e.g. the
+    # spawn-pending page says a start waits in the queue and offers Cancel),
+    # before any set before and JupyterHub's own
+    templates = str(Path(__file__).resolve().parent / "templates")
+    paths = list(c.JupyterHub.template_paths) if "template_paths" in c.JupyterHub else []
+    if templates not in paths:
+        c.JupyterHub.template_paths = [templates, *paths]
     c.JupyterHub.authenticator_class = "hubgrid"
     c.HubgridAuthenticator.service_api_url = f"{service_url}/services/{SERVICE_NAME}/api/v1/"
     c.HubgridAuthenticator.internal_token = token

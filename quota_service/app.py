@@ -20,7 +20,8 @@ from urllib.parse import quote, urlparse
 from jupyterhub.services.auth import HubOAuth
 from tornado import web
 from tornado.httpserver import HTTPServer
-from traitlets import Bool, Dict, Enum, Float, Integer, List, Unicode, default, validate
+from traitlets import (Bool, Dict, Enum, Float, Integer, List, TraitError, Unicode, default,
+                       validate)
 from traitlets.config import Application
 
 from .api import openapi, routes
@@ -30,7 +31,7 @@ from .operations import metrics_export
 from .runtime import bootstrap, lifecycle, passes
 from .runtime.service import ServiceRuntime
 from .runtime.settings import OperationsSettings, StorageSettings
-from .scheduling import queue as queueing, waiters
+from .scheduling import presets, queue as queueing, waiters
 from .scheduling.strategies import StrategyProvider
 from .tenancy.hubmirror import HubAPI, HubMirror
 
@@ -204,6 +205,35 @@ class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, Applic
         GPU devices come from here on nodes where NVML cannot run (the same
         way Backend.AI's mock accelerator declares them).""",
     ).tag(config=True)
+
+    resource_presets = List(
+        Dict(),
+        help="""The resource presets every user is offered (as Backend.AI's: a
+        name and resource slots): the hub's spawn form and the Lab's launcher
+        list them and start on the one marked ``default``, which is also what a
+        start naming no ``cpu`` or ``mem`` gets. Each: ``name``, ``slots``
+        (``cpu`` and ``mem``, optionally ``gpu`` or ``gpu.shares``), optionally
+        ``default`` (exactly one) and ``description``. Read with ``GET
+        resource-presets``; a wrong list stops the service with the reason.
+        Default: small (0.5 CPU, 1 GiB), medium (1 CPU, 2 GiB; the default),
+        large (2 CPU, 4 GiB). Example::
+
+            c.HubgridService.resource_presets = [
+                {"name": "s", "slots": {"cpu": "1", "mem": "4G"}, "default": True},
+                {"name": "gpu-half", "slots": {"cpu": "4", "mem": "32G", "gpu.shares": "0.5"}},
+            ]""",
+    ).tag(config=True)
+
+    @default("resource_presets")
+    def _default_resource_presets(self):
+        return presets.parse_presets(presets.DEFAULT_PRESETS)
+
+    @validate("resource_presets")
+    def _valid_resource_presets(self, proposal):
+        try:
+            return presets.parse_presets(proposal["value"])
+        except ValueError as e:
+            raise TraitError(f"resource_presets: {e}") from None
 
     register_local_node = Bool(
         True,

@@ -40,6 +40,8 @@ DYNAMIC = {
     ("HubgridService", "session_log_dir"):
         "session-logs next to the SQLite database, else in the working directory",
     ("HubgridLocalProcessSpawner", "output_dir"): "local-sessions in the hub's working directory",
+    ("HubgridService", "resource_presets"):
+        "small (0.5 CPU, 1 GiB), medium (1 CPU, 2 GiB; default), large (2 CPU, 4 GiB)",
     ("HubgridService", "vfolder_hosts"):
         "{'local': {'path': 'vfolders'}}, next to the SQLite database, else in the working directory",
 }

@@ -7,9 +7,10 @@
 #   pyproject.toml changed; stamp: .venv/.hubgrid-installed = sha256 of pyproject.toml)
 # - configurable-http-proxy from npm into ./node_modules
 # - the JupyterLab extension (labextension/, jupyterlab-hubgrid): npm ci, the
-#   JS build and `pip install -e` into .venv, each redone only when its inputs
-#   changed (stamps: labextension/node_modules/.hubgrid-deps,
-#   labextension/.build-stamp, .venv/.hubgrid-labextension)
+#   JS build, the hubgrid console's bundle (quota_service/console_static) and
+#   `pip install -e` into .venv, each redone only when its inputs changed
+#   (stamps: labextension/node_modules/.hubgrid-deps, labextension/.build-stamp,
+#   labextension/.console-stamp, .venv/.hubgrid-labextension)
 # - with --with-postgres: the Debian `postgresql` package (apt)
 # - with --with-chromium: Debian's `chromium` (apt; /usr/bin/chromium, which
 #   the UI tests drive through Python playwright: never a browser download)
@@ -29,7 +30,7 @@ for arg in "$@"; do
     case "$arg" in
         --with-postgres) WITH_POSTGRES=1 ;;
         --with-chromium) WITH_CHROMIUM=1 ;;
-        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $arg (usage: $0 [--with-postgres] [--with-chromium])" ;;
     esac
 done
@@ -155,6 +156,19 @@ else
     (cd "$LABEXT" && PATH="$VENV/bin:$PATH" npm run build:prod)
     [[ -f "$BUILT/static/style.js" ]] || die "the labextension build left no $BUILT/static/style.js"
     printf '%s\n' "$build_hash" > "$LABEXT/.build-stamp"
+fi
+# the hubgrid console's bundle (labextension/src/console.ts, from lib/ as
+# built above), served by the hubgrid service: quota_service/console_static
+CONSOLE_JS="$REPO_ROOT/quota_service/console_static/console.js"
+console_hash="$build_hash-$(tree_hash console.webpack.config.js)"
+if [[ -f "$CONSOLE_JS" && "$(cat "$LABEXT/.console-stamp" 2>/dev/null || true)" == "$console_hash" ]]; then
+    log "hubgrid console bundle up to date"
+else
+    log "building the hubgrid console bundle (webpack)"
+    rm -f "$LABEXT/.console-stamp"
+    (cd "$LABEXT" && PATH="$VENV/bin:$PATH" npx webpack --config console.webpack.config.js)
+    [[ -f "$CONSOLE_JS" ]] || die "the console build left no $CONSOLE_JS"
+    printf '%s\n' "$console_hash" > "$LABEXT/.console-stamp"
 fi
 LAB_STAMP="$VENV/.hubgrid-labextension"
 INSTALLED="$VENV/share/jupyter/labextensions/jupyterlab-hubgrid"

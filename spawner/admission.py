@@ -57,9 +57,23 @@ def user_refused(e: Refused) -> SpawnException:
     return fail(f"{e.message}; ask an admin", "user-refused", 403)
 
 
+#: what a pending request waits for (the service's ``queue.waits_for``), in words
+WAITS_FOR = {"capacity": "waiting for free capacity",
+             "limits": "waiting until your limits allow it"}
+
+
 def pending_text(allocation: dict) -> str:
-    """Why a pending request waits, as the progress page shows it."""
+    """Why a pending request waits, as the progress page shows it: its place
+    in the queue (the service's ``queue``, when it tells), what it waits
+    for and the reasons, e.g. ``pending: in the queue of resource group
+    default, number 2 of 3 in line, waiting for free capacity: cpu short by 1``."""
     reasons = "; ".join(r["text"] for r in allocation.get("reasons") or [])
+    queue = allocation.get("queue")
+    if queue:
+        where = (f"in the queue of resource group {queue['resource_group']}, number "
+                 f"{queue['position']} of {queue['pending']} in line")
+        what = WAITS_FOR.get(queue.get("waits_for") or "", "waiting")
+        return f"pending: {where}, {what}" + (f": {reasons}" if reasons else "")
     return f"pending: {reasons}" if reasons else "pending"
 
 

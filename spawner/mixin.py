@@ -35,7 +35,8 @@ from .admission import fail, unavailable, user_refused
 from .builders import MODES, gpu_environment
 from .gpuenv import (MPS_LOG_DIRECTORY, MPS_PIPE_DIRECTORY, NodeEnforcement, allocation_gpus,
                      hami_library)
-from .options import DEFAULT_SIZE, TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options, spawn_form
+from .options import (TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options,
+                      preset_size, spawn_form)
 
 
 def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
@@ -171,18 +172,22 @@ class HubgridSpawnerMixin(Configurable):
     ).tag(config=True)
 
     default_size = Dict(
-        DEFAULT_SIZE,
-        help="""What a session asks for when its request names no size: ``cpu``
-        (cores, e.g. ``"0.5"``) and ``mem`` (``"512M"``, ``"2G"`` or bytes).
-        The spawn form is filled in with it, and a start through the REST API
-        without ``cpu`` or ``mem`` gets it. The demo (``make run``, local
-        sessions) asks for less, so that more people fit on one machine.
+        {},
+        help="""What a session asks for when its request names no size, if not
+        the service's default resource preset: empty (the default) takes the
+        preset marked default in ``c.HubgridService.resource_presets``, the
+        one source of sizes the spawn form and the Lab launcher share. Set
+        (``cpu``, cores such as ``"0.5"``, and ``mem``, ``"512M"``, ``"2G"`` or
+        bytes), this hub's spawn form starts on it and a start through the
+        REST API without ``cpu`` or ``mem`` gets it.
         Example: ``c.Spawner.default_size = {"cpu": "0.5", "mem": "1G"}``.""",
     ).tag(config=True)
 
     @validate("default_size")
     def _check_default_size(self, proposal):
         size = dict(proposal.value)
+        if not size:
+            return size
         unknown = sorted(set(size) - {"cpu", "mem"})
         if unknown:
             raise TraitError(f"default_size: only cpu and mem, not {', '.join(unknown)}")
@@ -236,7 +241,8 @@ class HubgridSpawnerMixin(Configurable):
             return TEMPLATES.from_string("<p class=\"alert alert-danger\">{{ e }}</p>").render(
                 e=f"hubgrid cannot offer you sessions now: {e}")
         image = self.session_image(SessionOptions())
-        return spawn_form(choices, image, defaults=self.default_size, images=image is not None)
+        return spawn_form(choices, image, defaults=self.default_size or None,
+                          images=image is not None)
 
     @default("options_form")
     def _default_options_form(self):
@@ -260,16 +266,34 @@ class HubgridSpawnerMixin(Configurable):
             "HUBGRID_NODE": allocation["node"] or "",
         }
 
-    async def _admit(self) -> dict:
+    async def _size_unless_given(self, client: HubgridClient, options: dict) -> dict:
+        """``Spawner.default_size``, else the service's default preset, for a
+        request that names no cpu or no mem (else nothing is asked)."""
+        if {"cpu", "mem"} <= set(options):
+            return {}
+        if self.default_size:
+            return self.default_size
         try:
-            opts, slots = parse_options({**self.default_size, **(self.user_options or {})})
+            return preset_size(await client.spawn_choices(self.user.name))
+        except Refused as e:
+            raise user_refused(e) from None
+        except ServiceUnavailable as e:
+            raise unavailable(e) from None
+        except OptionsError as e:
+            raise fail(str(e), "config", 500) from None
+
+    async def _admit(self) -> dict:
+        client = self.hubgrid
+        options = dict(self.user_options or {})
+        try:
+            opts, slots = parse_options({**await self._size_unless_given(client, options),
+                                         **options})
         except OptionsError as e:
             raise fail(f"invalid options: {e}", "invalid", 400) from None
         if opts.vfolders and not self.mounts_vfolders:
             raise fail("invalid options: vfolders: this backend does not mount vfolders "
                        "(Docker sessions do)", "invalid", 400)
         project = opts.project
-        client = self.hubgrid
         if project is None:
             try:
                 identity = await client.identity(self.user.name)

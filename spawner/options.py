@@ -117,14 +117,47 @@ def show_amount(slot: str, amount: str | None) -> str:
     return amount
 
 
-#: what a session asks for when it names no size (``Spawner.default_size``)
-DEFAULT_SIZE = {"cpu": "1", "mem": "2G"}
+def mem_field(amount: str) -> str:
+    """Bytes as the memory field shows them, exactly: ``2G``, ``512M`` when
+    whole, else the bytes."""
+    value = Decimal(amount)
+    for unit, power in (("T", 4), ("G", 3), ("M", 2)):
+        if value and value % (1024 ** power) == 0:
+            return f"{value // 1024 ** power}{unit}"
+    return str(value)
+
+
+def preset_fields(preset: dict) -> dict:
+    """A resource preset (the service's ``GET resource-presets`` model) as the
+    form's fields: cpu, mem, gpu and gpu_shares."""
+    slots = preset["slots"]
+    return {"cpu": slots["cpu"], "mem": mem_field(slots["mem"]), "gpu": slots.get("gpu", "0"),
+            "gpu_shares": slots.get("gpu.shares", "0")}
+
+
+def preset_size(choices: dict) -> dict:
+    """cpu and mem of the service's default resource preset (in its spawn
+    choices): what a session gets that names no size."""
+    preset = next((p for p in choices.get("presets") or [] if p.get("default")), None)
+    if preset is None:
+        raise OptionsError("the hubgrid service offers no default resource preset")
+    fields = preset_fields(preset)
+    return {"cpu": fields["cpu"], "mem": fields["mem"]}
 
 
 def spawn_form(choices: dict, default_image: str | None = None,
                defaults: dict | None = None, images: bool = True) -> str:
     """The spawn page's form for the service's spawn choices of one user;
-    ``images``: the backend runs registry images (the form offers them)."""
+    ``images``: the backend runs registry images (the form offers them).
+    The sizes start on the service's default resource preset, or on
+    ``defaults`` (``Spawner.default_size``, set by this hub's admin)."""
+    presets = [{**p, "fields": preset_fields(p)} for p in choices.get("presets") or []]
+    chosen = next((p for p in presets if p["default"]), None)
+    fields = dict(chosen["fields"]) if chosen else {"cpu": "", "mem": "", "gpu": "0",
+                                                    "gpu_shares": "0"}
+    if defaults:
+        fields.update(defaults)
+        chosen = next((p for p in presets if p["fields"] == fields), None)
     groups: dict[str, dict] = {}
     for p in choices["projects"]:
         for g in p["resource_groups"]:
@@ -137,6 +170,7 @@ def spawn_form(choices: dict, default_image: str | None = None,
     default_group = "default" if "default" in groups else (names[0] if names else None)
     return TEMPLATES.get_template("form.html").render(
         choices=choices, images=choices["images"] if images else [], groups=[groups[n] for n in names], default_group=default_group,
-        default_image=default_image, defaults=defaults or DEFAULT_SIZE,
+        default_image=default_image, defaults=fields, presets=presets,
+        preset=chosen["name"] if chosen else "",
         slots=slots, slot_titles=SLOT_TITLES, show=show_amount,
     )

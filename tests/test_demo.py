@@ -72,7 +72,8 @@ def _check_demo_gpus(hub) -> str:
     r = hub.call("GET", "nodes", "admin")
     assert r.status_code == 200, r.text
     nodes = r.json()
-    declared = [[{k: v for k, v in d.items() if k != "taken"} for d in n["devices"]] for n in nodes]
+    declared = [[{k: v for k, v in d.items() if k not in ("taken", "uuid")} for d in n["devices"]]
+                for n in nodes]
     assert declared == [DEMO_GPUS], nodes
     assert "declares 2 GPUs of the model 'demo-declared': they are NOT real" in hub_log(hub, 10**6)
     return nodes[0]["name"]
@@ -96,16 +97,22 @@ def _check_half_gpu_placed(hub, browser, node: str, server: str) -> dict:
     return a
 
 
-def _session_env(hub, server: str) -> dict:
-    """The environment of this hub's local session process ``admin/<server>``."""
+def _session_process(hub, server: str):
+    """This hub's local session process ``admin/<server>`` (psutil), or None."""
     import psutil
 
     for proc in psutil.process_iter(["environ"]):
         env = proc.info.get("environ") or {}
         if env.get("JUPYTERHUB_USER") == "admin" and env.get("JUPYTERHUB_SERVER_NAME") == server \
                 and hub.ports["HUBGRID_HUB_PORT"] in env.get("JUPYTERHUB_API_URL", ""):
-            return env
-    return {}
+            return proc
+    return None
+
+
+def _session_env(hub, server: str) -> dict:
+    """The environment of this hub's local session process ``admin/<server>``."""
+    proc = _session_process(hub, server)
+    return (proc.info.get("environ") or {}) if proc is not None else {}
 
 
 def test_demo_places_a_half_gpu_session_on_a_declared_demo_gpu(tmp_path):
@@ -130,12 +137,21 @@ def test_demo_places_a_half_gpu_session_on_a_declared_demo_gpu(tmp_path):
         shown = run_in_terminal(hub, "admin", "gpu", "hubgrid me --json")
         assert '"name": "admin"' in shown, shown
         assert re.search(r"END-[0-9a-f]{8}-0\b", shown), shown  # exit code 0
+        # leaving: stopping the demo's hub stops its local sessions (they run
+        # as the hub's user, root under `make run`), and says so in its log
+        session = _session_process(hub, "gpu")
+        assert session is not None and session.is_running()
+        stop_hub(hub)
+        assert eventually(lambda: not session.is_running(), timeout=30), \
+            f"the demo's session {session.pid} outlived its hub"
+        assert "Cleaning up single-user servers" in hub_log(hub, 10**6)
     finally:
-        try:  # the hub leaves servers running when it stops (cleanup_servers off)
-            if server_of(hub, "admin", "gpu") is not None:
-                stop_server(hub, "admin", "gpu")
-        finally:
-            stop_hub(hub)
+        if hub.process.poll() is None:
+            try:
+                if server_of(hub, "admin", "gpu") is not None:
+                    stop_server(hub, "admin", "gpu")
+            finally:
+                stop_hub(hub)
 
 
 def test_demo_gpus_can_be_turned_off_and_a_service_config_still_applies(tmp_path):

@@ -186,3 +186,31 @@ async def test_nobody_is_judged_abandoned_right_after_the_service_starts(served,
     svc.clock = lambda: later  # the request is old, the service young
     presence = svc.waiters.presence(svc.pending_abandon_after)
     assert await asyncio.to_thread(svc.schedule_now, presence) == [unseen["id"]]
+
+
+async def test_a_pending_request_knows_its_place_in_the_queue_and_what_it_waits_for(
+        served, solo):  # noqa: F811
+    """The spawner's progress page says where a waiting start stands: its
+    place in its group's queue, and it moves up when a request ahead leaves
+    (also for a waiter answered from the cache)."""
+    running = await ask(served)
+    first, second = await ask(served, "b"), await ask(served, "c")
+    assert "queue" not in running or running["queue"] is None
+    assert first["queue"] == {"resource_group": "solo", "position": 1, "pending": 1,
+                              "waits_for": "capacity"}  # alone in the line when it came
+    assert (second["queue"]["position"], second["queue"]["pending"]) == (2, 2)
+    poll = asyncio.ensure_future(get(served, second["id"], "?wait=0.3"))
+    await until(lambda: served.svc.waiters.connected(second["id"]) == 1)
+    r, body = await poll
+    assert body["queue"]["position"] == 2  # read once, and now cached for the waiters
+    keep = asyncio.ensure_future(get(served, second["id"], "?wait=30"))  # a waiter stays
+    await until(lambda: served.svc.waiters.connected(second["id"]) == 1)
+    r, _ = await served.call("DELETE", f"internal/allocations/{first['id']}?reason=gone",
+                             "internal")
+    assert r.code == 200
+    r, body = await get(served, second["id"], "?wait=0.1")
+    assert (body["state"], body["queue"]["position"], body["queue"]["pending"]) == (
+        "pending", 1, 1), body["queue"]
+    keep.cancel()
+    r, body = await get(served, running["id"])
+    assert body["queue"] is None  # allocated: in no queue

@@ -287,6 +287,7 @@ CASES = [
      {"clear": ["max_concurrent_sessions"]}, tmp_policy, expect(404, ada=403, gus=403, admin=200)),
     ("delete-policy", "DELETE", "resource-policies/{policy}", None, tmp_policy,
      expect(404, ada=403, gus=403, admin=204)),
+    ("list-presets", "GET", "resource-presets", None, nothing, expect(200)),
     ("list-groups", "GET", "resource-groups", None, nothing, expect(200)),
     ("create-group", "POST", "resource-groups", lambda: {"name": uniq("g")}, nothing,
      expect(403, admin=201)),

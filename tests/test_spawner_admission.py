@@ -17,7 +17,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
-from spawner.admission import REASONS, UNAVAILABLE, Waiting, follow
+from spawner.admission import REASONS, UNAVAILABLE, Waiting, follow, pending_text
 from spawner.mixin import HubgridSpawnerMixin
 
 DOWN = ServiceUnavailable("hubgrid service unreachable: [Errno 111] Connection refused")
@@ -265,6 +265,11 @@ class FakeService:
     async def identity(self, name):
         raise Refused(f"user {name!r} is not registered in hubgrid", 403)
 
+    async def spawn_choices(self, name):
+        # a request without a size gets the default resource preset
+        return {"presets": [{"name": "small", "default": True,
+                             "slots": {"cpu": "0.5", "mem": str(2**30)}}]}
+
     async def allocate(self, body):
         return self.first
 
@@ -369,3 +374,21 @@ async def test_an_allocation_a_failed_release_left_behind_is_released_by_the_nex
     await p.start()
     assert service.released == [("left-over", "a new start replaces it")]
     assert p.allocation_id == "a-1"
+
+
+def test_a_waiting_start_says_its_place_in_the_queue_and_what_it_waits_for():
+    reasons = [{"text": "resource group default: cpu short by 1", "level": "resource-group"}]
+    queue = {"resource_group": "default", "position": 2, "pending": 3, "waits_for": "capacity"}
+    assert pending_text({"reasons": reasons, "queue": queue}) == (
+        "pending: in the queue of resource group default, number 2 of 3 in line, "
+        "waiting for free capacity: resource group default: cpu short by 1")
+    limits = {**queue, "position": 1, "pending": 1, "waits_for": "limits"}
+    assert pending_text({"reasons": [{"text": "project ml: sessions 2 of 2"}],
+                         "queue": limits}) == (
+        "pending: in the queue of resource group default, number 1 of 1 in line, "
+        "waiting until your limits allow it: project ml: sessions 2 of 2")
+    # not judged yet; a service that does not tell the place
+    assert pending_text({"reasons": [], "queue": {**queue, "waits_for": None}}) == (
+        "pending: in the queue of resource group default, number 2 of 3 in line, waiting")
+    assert pending_text({"reasons": reasons}) == (
+        "pending: resource group default: cpu short by 1")

@@ -19,6 +19,10 @@ for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
   is restored), and every admin call the pages make answers 403 or 404
   through her forwarder; admin's and ada's menus list every admin page.
 
+The console's tests (tests/ui_console_checks.py: the same pages as a page of
+the service, for a domain admin in no project, with no server) run here too,
+first, on the same hub.
+
 Screenshots lab-admin-domains.png, lab-admin-policies.png, lab-admin-users.png
 and lab-admin-audit.png (into $HUBGRID_SCREENSHOTS, e.g. docs/images).
 Without Chromium or playwright these skip, and fail in CI (``CI=true``).
@@ -34,6 +38,10 @@ import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log
+# the console's tests (issue #19) run here, on this module's hub: they need no Lab
+from ui_console_checks import (test_console_a_domain_admin_with_no_project_administers_his_domain,  # noqa: F401
+                               test_console_a_plain_user_finds_her_pages_and_no_admin_page,
+                               test_console_the_hubs_admin_panel_links_it)
 from ui_fixtures import (SLOW, _ok, chromium, in_lab, screenshot, show_panel, stop_servers,  # noqa: F401
                          submit_start, tab)
 

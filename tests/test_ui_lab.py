@@ -478,3 +478,116 @@ def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, l
     r = hub.call("GET", f"vfolders/{folder['id']}/download?path=hello.txt", a)
     assert r.status_code == 200 and r.content == content, (r.status_code, r.text[:200])
     assert dialogs == [], dialogs
+
+
+# -- the sizes and the queue (issue #19, items 5 and 6) ----------------------------------
+
+
+def preset_choice(select) -> tuple[str, list[str]]:
+    """(the chosen option's value, every option's value) of a preset select."""
+    values = select.locator("option").evaluate_all("os => os.map(o => o.value)")
+    return select.input_value(), values
+
+
+def test_the_launcher_and_the_spawn_form_offer_the_same_presets_and_start_on_the_default(
+        world, people, lab_a, tmp_path):  # noqa: F811
+    """One source of sizes: the service's resource presets (the demo's: small,
+    the default, medium, large). The Lab launcher and the hub's spawn form
+    list the same ones, both start on the default one's size, and that size
+    fits at once (no "Would wait in the queue" as the first verdict)."""
+    page, _ = lab_a
+    hub, a = world.hub, people["a"]
+    presets = hub.call("GET", "resource-presets", a).json()
+    [default] = [p for p in presets if p["default"]]
+    assert (default["name"], default["slots"]) == ("small", {"cpu": "0.5", "mem": str(2**30)})
+    names = [p["name"] for p in presets] + [""]
+    panel = show_panel(page, "jp-hubgrid-sessions")
+    panel.locator(".jp-hubgrid-header").get_by_role("button", name="New").click()
+    dialog = page.locator(".jp-Dialog")
+    try:
+        preset = dialog.locator('select[name="preset"]')
+        preset.wait_for(timeout=SLOW)
+        assert preset_choice(preset) == ("small", names)
+        assert (dialog.locator('input[name="cpu"]').input_value(),
+                dialog.locator('input[name="mem"]').input_value()) == ("0.5", "1G")
+        dialog.locator('select[name="project"]').select_option(people["project"])
+        dialog.locator('[data-verdict="fits"]').wait_for(timeout=SLOW)
+        preset.select_option("large")
+        assert (dialog.locator('input[name="cpu"]').input_value(),
+                dialog.locator('input[name="mem"]').input_value()) == ("2", "4G")
+        dialog.locator('input[name="cpu"]').fill("0.75")  # a size of one's own: custom
+        assert preset.input_value() == ""
+    finally:
+        dialog.locator(".jp-mod-reject").click()
+        dialog.wait_for(state="detached", timeout=SLOW)
+    form = page.context.new_page()
+    try:
+        form.goto(f"{hub.url}/hub/spawn/{a}/sizes")
+        preset = form.locator("#hg-preset")
+        assert preset_choice(preset) == ("small", names)
+        assert (form.input_value("#hg-cpu"), form.input_value("#hg-mem")) == ("0.5", "1G")
+        preset.select_option("large")
+        assert (form.input_value("#hg-cpu"), form.input_value("#hg-mem")) == ("2", "4G")
+        form.fill("#hg-mem", "3G")
+        assert preset.input_value() == ""
+    finally:
+        form.close()
+
+
+def test_a_start_that_waits_says_its_place_in_the_queue_and_can_be_cancelled(
+        world, chromium, people, tmp_path):  # noqa: F811
+    """A full resource group: B's start from the spawn form waits, and the
+    hub's page says so (in the queue, number 1 of 1, waiting for free
+    capacity, why); B's Cancel stops the start and the request leaves the
+    queue (cancelled), nothing started."""
+    hub, a, b, project = world.hub, people["a"], people["b"], people["project"]
+    group = f"tiny{uuid.uuid4().hex[:6]}"
+    assert hub.call("POST", "resource-groups", "admin", json={"name": group}).status_code == 201
+    assert hub.call("PUT", f"resource-groups/{group}/grants", "admin",
+                    json={"project": f"acme/{project}"}).status_code == 201
+    assert hub.call("POST", "nodes", "admin", json={
+        "name": f"{group}-1", "resource_group": group,
+        "capacity": {"cpu": "1", "mem": "64G"}}).status_code == 201
+    r = hub.call("POST", "allocations", a, json={
+        "project": project, "resource_group": group, "slots": {"cpu": "1", "mem": "1G"}})
+    assert r.status_code == 201 and r.json()["state"] == "allocated", r.text
+    held = r.json()
+    context = chromium.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("#username_input", b)
+        page.fill("#password_input", hub.user_password)
+        page.click("#login_submit")
+        page.wait_for_url("**/hub/**", timeout=SLOW)
+        page.goto(f"{hub.url}/hub/spawn/{b}/queued")
+        page.select_option("#hg-project", project)
+        page.select_option("#hg-rg", group)
+        page.fill("#hg-cpu", "0.5")
+        page.fill("#hg-mem", "512M")
+        page.get_by_role("button", name="Start").click()
+        message = page.locator("#progress-message")
+        try:
+            page.wait_for_function(
+                "el => el.textContent.includes('in line')",
+                arg=message.element_handle(timeout=SLOW), timeout=SLOW)
+        except Exception:
+            pytest.fail(f"no queue place on {page.url}: {page.content()[:3000]}\n{hub_log(hub)}")
+        text = message.inner_text()
+        assert text.startswith(f"pending: in the queue of resource group {group}, number 1 of "
+                               "1 in line, waiting for free capacity: "), text
+        assert "cpu" in text, text
+        assert page.locator("#hg-queue-note").is_visible()
+        assert not page.locator("#stop-server-btn").is_visible()  # the stock one: default server
+        [waiting] = allocations(hub, b, "pending", "queued")
+        screenshot(page, "hub-spawn-queued.png", tmp_path)
+        page.get_by_role("button", name="Cancel the start").click()
+        page.wait_for_url(lambda url: "spawn-pending" not in url, timeout=SLOW)
+        assert eventually(lambda: server_of(hub, b, "queued") is None
+                          or not server_of(hub, b, "queued")["pending"], timeout=60)
+        [gone] = allocations(hub, b, server="queued")
+        assert (gone["id"], gone["state"], gone["admitted_at"]) == (
+            waiting["id"], "cancelled", None), gone
+    finally:
+        context.close()
+        hub.call("DELETE", f"allocations/{held['id']}", a)

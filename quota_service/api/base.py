@@ -172,6 +172,11 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         return list(window.readings) if window is not None else []
 
     @property
+    def resource_presets(self) -> list[dict]:
+        """The resource presets every user is offered (``resource_presets``)."""
+        return self.service.resource_presets
+
+    @property
     def hub_base_url(self) -> str:
         """The hub's base URL, under which session apps are served."""
         return self.service.hub_base_url

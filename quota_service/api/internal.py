@@ -6,7 +6,7 @@ import asyncio
 import re
 
 from ..tenancy import audit, accounts
-from ..scheduling import ledger, sessionaudit
+from ..scheduling import ledger, queuedesk, sessionaudit
 from ..sessions import logs
 from ..core.errors import ApiError
 from ..core.schemas import InternalAllocationCreate, LoginEvent, parse
@@ -77,7 +77,8 @@ class SpawnChoicesHandler(APIHandler):
 
     async def get(self, user):
         """What a user may start now: the spawn form's projects, groups, images and quota."""
-        self.finish_json(await self.db(lambda s: ledger.spawn_choices(s, user)))
+        choices = await self.db(lambda s: ledger.spawn_choices(s, user))
+        self.finish_json({**choices, "presets": self.resource_presets})
 
 
 class InternalAllocationsHandler(APIHandler):
@@ -96,6 +97,9 @@ class InternalAllocationsHandler(APIHandler):
         model = await self.db(lambda s: ledger.submit(
             s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
             mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger=True)
+        if model["state"] == "pending":  # its place in the queue, for the progress page
+            model["queue"] = await self.db(
+                lambda s: queuedesk.place(s, ledger.get_allocation(s, model["id"])))
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
@@ -173,11 +177,18 @@ class InternalAllocationHandler(APIHandler):
         """The hub's model of the allocation; a pending one is cached for the
         waiters until it changes."""
         waiters = self.waiters
-        version = waiters.version(allocation_id)
+        version, moves = waiters.version(allocation_id), waiters.moves
         base_url = self.hub_base_url
-        model = await self.db(lambda s: ledger.allocation_model(
-            s, ledger.get_allocation(s, allocation_id), base_url, mount_paths=True))
-        waiters.remember(allocation_id, version, model)
+
+        def read(s):
+            a = ledger.get_allocation(s, allocation_id)
+            model = ledger.allocation_model(s, a, base_url, mount_paths=True)
+            # a pending request's place in its queue, for the progress page
+            model["queue"] = queuedesk.place(s, a)
+            return model
+
+        model = await self.db(read)
+        waiters.remember(allocation_id, version, model, moves)
         return model
 
     async def delete(self, allocation_id):

@@ -13,7 +13,8 @@ from tornado import web
 from . import (admin, files, images, internal, reclaim, scheduling, sessionstop, sessionview,
                tenancy, uploads, usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
-from .browser import HomeHandler, OAuthCallbackHandler
+from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
+                      OAuthCallbackHandler)
 from .reconcile import ReconcileHandler
 from .metrics import MetricsHandler
 
@@ -116,14 +117,32 @@ API: list[tuple[str, type[APIHandler]]] = [
 ]
 
 
+#: where the console's calls go, under the service's prefix: the console's
+#: base URL + the Lab's ``hubgrid/api/`` (labextension/src/request.ts), so the
+#: Lab's own request code works there unchanged
+CONSOLE_API = "console/hubgrid/api/"
+
+
+def console_api() -> list[tuple[str, type[APIHandler]]]:
+    """The API as the console calls it: every user route (not the hub's
+    internal ones), the very same handlers."""
+    return [(path, handler) for path, handler in API if handler.caller_kind == "user"]
+
+
 def service_routes(service_prefix: str, api_prefix: str,
                    ) -> list[tuple[str, type[web.RequestHandler]]]:
     """Every route of the service, as tornado patterns: the API (with or
     without a trailing slash), the browser's entry points (OAuth through the
-    hub), then a JSON 404 for any other path under the API."""
+    hub; the console page, its bundle and the API again under it), then a
+    JSON 404 for any other path under either API."""
     prefix = service_prefix.rstrip("/") + "/"
+    console = prefix + CONSOLE_API
     return [(api_prefix + path + "/?", handler) for path, handler in API] + [
+        (console + path + "/?", handler) for path, handler in console_api()] + [
         (prefix + "oauth_callback", OAuthCallbackHandler),
         (prefix + "?", HomeHandler),
+        (prefix + "console/?", ConsoleHandler),
+        (prefix + "console/static/(.*)", ConsoleStaticHandler),
         (api_prefix + ".*", JSONNotFoundHandler),
+        (console + ".*", JSONNotFoundHandler),
     ]

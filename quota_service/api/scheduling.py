@@ -59,6 +59,16 @@ class PolicyHandler(APIHandler):
         self.no_content()
 
 
+class PresetsHandler(APIHandler):
+    """The resource presets (``c.HubgridService.resource_presets``)."""
+
+    resource = "resource-preset"
+
+    async def get(self):
+        """The resource presets every user is offered, the default one marked."""
+        self.finish_json(self.resource_presets)
+
+
 class GroupsHandler(APIHandler):
     resource = "resource-group"
     bodies = {"post": ResourceGroupCreate}

@@ -68,14 +68,35 @@ def _entry(position: int, a: Allocation, names, rg: ResourceGroup) -> dict:
         "passes": a.passes,
         # waiting for the group's capacity (and holding the head of the line
         # for hol_passes passes), or for its own limits
-        "waits_for": ("capacity" if reasons and all(r.get("level") == "resource-group"
-                                                    for r in reasons) else
-                      "limits" if reasons else None),
+        "waits_for": waits_for(reasons),
         "holds_line": bool(reasons) and a.passes < rg.hol_passes and all(
             r.get("level") == "resource-group" for r in reasons),
         "reasons": reasons,
         "origin": a.origin,
     }
+
+
+def waits_for(reasons: list[dict]) -> str | None:
+    """What a pending request waits for: ``capacity`` (its resource group's
+    free room) or ``limits`` (its own policies), None when not judged yet."""
+    if not reasons:
+        return None
+    return "capacity" if all(r.get("level") == "resource-group" for r in reasons) else "limits"
+
+
+def place(s: Session, a: Allocation) -> dict | None:
+    """Where a pending request stands in its resource group's queue, for its
+    own spawner's progress page: ``position`` (1 = next in line) of
+    ``pending`` requests in the scheduler's order, and what it waits for.
+    None when it is not pending."""
+    if a.state != "pending":
+        return None
+    rg = s.get(ResourceGroup, a.resource_group_id)
+    ids = [x.id for x in _pending(s, rg)[0]]
+    if a.id not in ids:
+        return None
+    return {"resource_group": rg.name, "position": ids.index(a.id) + 1, "pending": len(ids),
+            "waits_for": waits_for(a.reasons or [])}
 
 
 def list_queue(s: Session, p: Principal, group: str) -> dict:

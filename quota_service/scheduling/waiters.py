@@ -101,6 +101,9 @@ class Waiters:
         #: that read it before the commit cannot take the old world for current
         self.generation = 0
         self._generation_lock = threading.Lock()
+        #: moves whenever any allocation's state or reasons changed (on the
+        #: loop's thread): a cached queue place is stale then
+        self.moves = 0
 
     # -- waiting ---------------------------------------------------------------
 
@@ -150,6 +153,9 @@ class Waiters:
     def changed(self, ids: Iterable[str]) -> int:
         """Wake the waiters of ``ids`` (on the loop's thread); how many were woken."""
         woken = 0
+        ids = list(ids)
+        if ids:
+            self.moves += 1  # queue places may have moved (see ``remember``)
         for alloc_id in ids:
             self._version[alloc_id] = self._version.get(alloc_id, 0) + 1
             self._cache.pop(alloc_id, None)
@@ -213,18 +219,24 @@ class Waiters:
         return self._version.get(alloc_id, 0)
 
     def cached(self, alloc_id: str) -> dict | None:
+        """The model a waiter last read, while neither it nor (for a model
+        read at a count of ``moves``: its place in the queue) any other
+        request changed."""
         hit = self._cache.get(alloc_id)
-        if hit is not None and hit[0] == self.version(alloc_id):
-            return hit[1]
+        if hit is not None and hit[0] == self.version(alloc_id) and hit[1] in (None, self.moves):
+            return hit[2]
         return None
 
-    def remember(self, alloc_id: str, version: int, model: dict) -> None:
+    def remember(self, alloc_id: str, version: int, model: dict,
+                 moves: int | None = None) -> None:
         """Cache a pending model a waiter read at ``version`` (not if it
-        changed since, nor when nobody waits for it)."""
+        changed since, nor when nobody waits for it); with ``moves`` (read
+        before the model), only until any request changes: one ahead that
+        starts or leaves, or a new one, moves the model's queue place."""
         if alloc_id not in self._waiting:
             return
         if model.get("state") == "pending" and version == self.version(alloc_id):
-            self._cache[alloc_id] = (version, model)
+            self._cache[alloc_id] = (version, moves, model)
         elif model.get("state") != "pending":
             self._cache.pop(alloc_id, None)
 

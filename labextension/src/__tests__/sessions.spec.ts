@@ -2,6 +2,10 @@ import {
   checkForm,
   defaultForm,
   dryRunBody,
+  IPreset,
+  memText,
+  presetOf,
+  presetSize,
   suggestName,
   userOptions,
   verdictOf
@@ -202,12 +206,29 @@ describe('the list and its polling', () => {
   });
 });
 
-describe('the launcher', () => {
-  const form = { ...defaultForm(['ml', 'web'], ['cpu', 'default']), name: 'train' };
+const PRESETS: IPreset[] = [
+  { name: 'small', slots: { cpu: '0.5', mem: String(2 ** 30) }, default: true },
+  { name: 'large', slots: { cpu: '2', mem: String(4 * 2 ** 30) }, default: false },
+  { name: 'gpu', slots: { cpu: '1', mem: String(1536 * 2 ** 20), 'gpu.shares': '0.5' }, default: false }
+];
 
-  it('starts from my first project and the default group', () => {
-    expect([form.project, form.group, form.cpu, form.mem]).toEqual(['ml', 'default', '1', '2G']);
+describe('the launcher', () => {
+  const form = { ...defaultForm(['ml', 'web'], ['cpu', 'default'], PRESETS), name: 'train' };
+
+  it('starts from my first project, the default group and the default preset', () => {
+    expect([form.project, form.group, form.cpu, form.mem]).toEqual(['ml', 'default', '0.5', '1G']);
+    expect(presetOf(form, PRESETS)).toBe('small');
     expect(checkForm(form)).toEqual({});
+  });
+
+  it('fills the size of a preset and names the preset a size matches', () => {
+    expect(presetSize(PRESETS[2])).toEqual({ cpu: '1', mem: '1536M', gpuMode: 'shares', gpu: '0.5' });
+    expect(presetOf({ ...form, ...presetSize(PRESETS[1]) }, PRESETS)).toBe('large');
+    expect(presetOf({ ...form, ...presetSize(PRESETS[2]) }, PRESETS)).toBe('gpu');
+    expect(presetOf({ ...form, cpu: '2.0', mem: '4G' }, PRESETS)).toBe('large');
+    expect(presetOf({ ...form, cpu: '0.75' }, PRESETS)).toBe('');
+    expect(presetOf({ ...form, cpu: 'lots' }, PRESETS)).toBe('');
+    expect([memText('1073741824'), memText('1536'), memText(String(2 ** 40))]).toEqual(['1G', '1536', '1T']);
   });
 
   it('names what is wrong with each field', () => {
@@ -229,6 +250,8 @@ describe('the launcher', () => {
   it('asks the dry run and the hub for the same session', () => {
     const f = {
       ...form,
+      cpu: '1',
+      mem: '2G',
       image: 'hubgrid/base:latest',
       gpuMode: 'shares' as const,
       gpu: '0.5',
@@ -259,7 +282,7 @@ describe('the launcher', () => {
     expect(dryRunBody(form)).toEqual({
       project: 'ml',
       resource_group: 'default',
-      slots: { cpu: '1', mem: '2G' },
+      slots: { cpu: '0.5', mem: '1G' },
       session_type: 'interactive'
     });
   });

@@ -9,9 +9,10 @@ import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { ReactWidget } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
+import { formatSlot } from '../summary/exact';
 import { IGroupModel, IMeModel } from '../summary/types';
 import { HubgridApi } from './api';
-import { checkForm, dryRunBody, ILaunchForm, IVerdict, verdictOf } from './launch';
+import { checkForm, dryRunBody, ILaunchForm, IPreset, IVerdict, presetOf, presetSize, verdictOf } from './launch';
 
 export interface ILaunchChoices {
   me: IMeModel;
@@ -20,6 +21,8 @@ export interface ILaunchChoices {
   folders: string[];
   /** my server names in use */
   taken: string[];
+  /** the service's resource presets (the same the hub's spawn form offers) */
+  presets: IPreset[];
 }
 
 type Check = { kind: 'idle' } | { kind: 'asking' } | { kind: 'verdict'; verdict: IVerdict } | { kind: 'error'; message: string };
@@ -59,6 +62,18 @@ function VerdictView(props: { check: Check; invalid: boolean }): JSX.Element {
       )}
     </div>
   );
+}
+
+/** "0.5 CPU, 1 GiB, 0.5 of a GPU": a preset's size in words, exactly. */
+function presetLabel(preset: IPreset): string {
+  const parts = [`${preset.slots['cpu']} CPU`, formatSlot('mem', preset.slots['mem'])];
+  if (preset.slots['gpu']) {
+    parts.push(`${preset.slots['gpu']} GPU`);
+  }
+  if (preset.slots['gpu.shares']) {
+    parts.push(`${preset.slots['gpu.shares']} of a GPU`);
+  }
+  return parts.join(', ');
 }
 
 function LaunchForm(props: {
@@ -142,6 +157,24 @@ function LaunchForm(props: {
         <Field label="Command" error={errors.command}>
           <input name="command" value={form.command} placeholder="python train.py"
             onChange={e => set({ command: e.target.value })} />
+        </Field>
+      )}
+      {choices.presets.length > 0 && (
+        <Field label="Size" hint="your admins' presets; or set cores and memory below">
+          <select name="preset" value={presetOf(form, choices.presets)}
+            onChange={e => {
+              const preset = choices.presets.find(p => p.name === e.target.value);
+              if (preset) {
+                set(presetSize(preset));
+              }
+            }}>
+            {choices.presets.map(p => (
+              <option key={p.name} value={p.name}>
+                {`${p.name}: ${presetLabel(p)}${p.default ? ' (default)' : ''}`}
+              </option>
+            ))}
+            <option value="">custom</option>
+          </select>
         </Field>
       )}
       <div className="jp-hubgrid-field-row">

@@ -300,10 +300,11 @@ export class SessionsPanel extends ReactWidget {
     const api = store.api;
     try {
       const me = store.me ?? (store.me = await api.me());
-      const [groups, images, folders] = await Promise.all([
+      const [groups, images, folders, presets] = await Promise.all([
         api.groups(),
         api.images().catch(() => []),
-        api.folders().catch(() => [])
+        api.folders().catch(() => []),
+        api.presets()
       ]);
       const taken = Object.keys(store.servers);
       const choices = {
@@ -311,11 +312,12 @@ export class SessionsPanel extends ReactWidget {
         groups: groups.filter(g => g.active),
         images: images.map(i => i.name),
         folders: folders.filter(f => (f.status ?? 'active') === 'active').map(f => f.name),
-        taken
+        taken,
+        presets
       };
       const random = Math.random().toString(16).slice(2) + Date.now().toString(16);
       const form = {
-        ...defaultForm(me.projects.map(p => p.name), choices.groups.map(g => g.name)),
+        ...defaultForm(me.projects.map(p => p.name), choices.groups.map(g => g.name), presets),
         name: suggestName(random, taken)
       };
       const chosen = await askForSession(api, choices, form);

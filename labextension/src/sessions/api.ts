@@ -17,7 +17,7 @@ import {
   IPolicyModel
 } from '../summary/types';
 import type { IHistory, IUsage } from './detail';
-import { IDryRun } from './launch';
+import { IDryRun, IPreset } from './launch';
 import { ILogPart } from './log';
 import { IKeepAnswer } from './reclaim';
 
@@ -112,6 +112,11 @@ export class HubgridApi {
 
   keypairs(): Promise<IKeypairModel[]> {
     return json(this.settings, API + 'keypairs');
+  }
+
+  /** The resource presets every user is offered (the default one marked). */
+  presets(): Promise<IPreset[]> {
+    return json(this.settings, API + 'resource-presets');
   }
 
   groups(): Promise<IGroupModel[]> {

@@ -37,16 +37,70 @@ export const SERVER_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const DECIMAL = /^\d+(\.\d+)?$/;
 const MEMORY = /^\d+(\.\d+)?\s*([KMGTP]i?B?)?$/i;
 
-export function defaultForm(projects: string[], groups: string[]): ILaunchForm {
+/** A resource preset of the service (`GET resource-presets`): a name and its slots. */
+export interface IPreset {
+  name: string;
+  /** cpu, mem (bytes), optionally gpu or gpu.shares: exact decimal text */
+  slots: { [slot: string]: string };
+  default: boolean;
+  description?: string;
+}
+
+/** Bytes as the memory field shows them, exactly: "2G", "512M" when whole, else the bytes. */
+export function memText(bytes: string): string {
+  if (!/^\d+$/.test(bytes)) {
+    return bytes;
+  }
+  const value = BigInt(bytes);
+  const zero = BigInt(0);
+  for (const [unit, power] of [['T', 4], ['G', 3], ['M', 2]] as const) {
+    const size = BigInt(1024) ** BigInt(power);
+    if (value > zero && value % size === zero) {
+      return `${value / size}${unit}`;
+    }
+  }
+  return bytes;
+}
+
+/** The size fields of a preset. */
+export function presetSize(preset: IPreset): Pick<ILaunchForm, 'cpu' | 'mem' | 'gpuMode' | 'gpu'> {
+  const { slots } = preset;
+  const gpuMode: GpuMode = slots['gpu'] ? 'whole' : slots['gpu.shares'] ? 'shares' : 'none';
+  return {
+    cpu: slots['cpu'] ?? '',
+    mem: memText(slots['mem'] ?? ''),
+    gpuMode,
+    gpu: slots['gpu'] ?? slots['gpu.shares'] ?? ''
+  };
+}
+
+/** The preset whose size the form has ('' when none: a custom size). */
+export function presetOf(form: ILaunchForm, presets: IPreset[]): string {
+  const same = (a: string, b: string) => DECIMAL.test(a) && DECIMAL.test(b) && compareAmounts(a, b) === 0;
+  const found = presets.find(p => {
+    const size = presetSize(p);
+    return (
+      same(size.cpu, form.cpu.trim()) &&
+      size.mem === memText(form.mem.trim()) &&
+      size.gpuMode === form.gpuMode &&
+      (size.gpuMode === 'none' || same(size.gpu, form.gpu.trim()))
+    );
+  });
+  return found?.name ?? '';
+}
+
+/**
+ * The launcher's first form: my first project, the default group, and the
+ * size of the service's default preset (the one the hub's spawn form starts on).
+ */
+export function defaultForm(projects: string[], groups: string[], presets: IPreset[] = []): ILaunchForm {
+  const preset = presets.find(p => p.default);
   return {
     name: '',
     project: projects[0] ?? '',
     group: groups.includes('default') ? 'default' : groups[0] ?? '',
     image: '',
-    cpu: '1',
-    mem: '2G',
-    gpuMode: 'none',
-    gpu: '',
+    ...(preset ? presetSize(preset) : { cpu: '', mem: '', gpuMode: 'none' as GpuMode, gpu: '' }),
     folders: [],
     type: 'interactive',
     command: ''
