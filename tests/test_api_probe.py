@@ -178,6 +178,11 @@ def test_names_enums_and_the_tus_header_are_documented(probe):
     assert doc["components"]["schemas"]["DomainCreate"]["properties"]["name"]["pattern"]
     status = {p["name"]: p for p in doc["paths"]["/vfolders"]["get"]["parameters"]}["status"]
     assert status["schema"]["enum"] == ["active", "trashed", "all"]
+    query = {p["name"]: p["schema"] for p in doc["paths"]["/users"]["get"]["parameters"]}
+    assert query["role"]["enum"] == ["user", "domain-admin", "superadmin"]
+    query = {p["name"]: p["schema"] for p in doc["paths"]["/allocations"]["get"]["parameters"]}
+    assert re.fullmatch(query["state"]["pattern"], "pending,allocated")
+    assert not re.fullmatch(query["state"]["pattern"], "pending,")
     for path, verb in (("/vfolders/{folder_id}/tus", "post"),
                        ("/vfolders/{folder_id}/tus/{upload_id}", "patch"),
                        ("/vfolders/{folder_id}/tus/{upload_id}", "head"),

@@ -244,6 +244,9 @@ class AllocationsHandler(SessionAudit, APIHandler):
                        "user": "only this user's",
                        "limit": "only the N that began or ended last (X-Total-Count: how "
                                 "many in all)"}}
+    query_schemas = {"get": {
+        "state": {"type": "string", "pattern": "^({0})(,({0}))*$".format("|".join(listing.STATES))},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100_000}}}
 
     async def get(self):
         """The allocations the caller may see, oldest first (``state``, ``user``, ``limit`` narrow)."""

@@ -15,6 +15,7 @@ from ..core.schemas import (
     parse,
 )
 from ..core.errors import Invalid
+from ..core.models import Role
 from . import admin
 from .base import APIHandler
 
@@ -173,6 +174,9 @@ class UsersHandler(APIHandler):
                        "q": "only names containing this (any case)",
                        "role": "only this role: user, domain-admin or superadmin",
                        "active": "only active (true) or inactive (false) users"}}
+    query_schemas = {"get": {
+        "role": {"type": "string", "enum": [r.value for r in Role]},
+        "active": {"type": "string", "enum": [*bulkusers.TRUE, *bulkusers.FALSE]}}}
     bodies = {"post": UserCreate}
 
     async def get(self):
