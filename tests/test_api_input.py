@@ -160,7 +160,8 @@ def test_unknown_query_parameters_are_refused(world):  # noqa: F811
 def test_openapi_documents_query_parameters(world):  # noqa: F811
     doc = world.hub.call("GET", "openapi.json").json()
     audit = {p["name"] for p in doc["paths"]["/audit"]["get"]["parameters"]}
-    assert audit == {"user", "action", "outcome", "since", "until", "limit", "offset", "format"}
+    assert audit == {"user", "action", "outcome", "target", "since", "until", "limit", "offset",
+                     "format"}
 
 
 SESSION = {"project": "ml", "resource_group": "acme-gpu"}

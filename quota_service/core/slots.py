@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from typing import Mapping
 
+from . import sizes
 from .names import format_amount, parse_amount
 
 SlotMap = Mapping[str, Decimal]
@@ -47,7 +48,7 @@ def registry() -> dict[str, SlotType]:
 
 
 register(SlotType("cpu", "count", Decimal("0.001"), Decimal(100_000), "CPU cores"))
-register(SlotType("mem", "bytes", Decimal(1), Decimal(2) ** 60, "memory in bytes ('16G' allowed)"))
+register(SlotType("mem", "bytes", Decimal(1), Decimal(2) ** 60, "memory in bytes ('16G', '512 MiB' allowed: binary units)"))
 register(SlotType("gpu", "count", Decimal(1), Decimal(1024), "whole GPU devices"))
 register(SlotType("gpu.shares", "share", Decimal("0.01"), Decimal(1),
                   "a fraction of one GPU device", device="gpu"))
@@ -57,17 +58,10 @@ register(SlotType("gpu.shares", "share", Decimal("0.01"), Decimal(1),
 # (the default context's 28 digits would round, or raise DivisionImpossible)
 _EXACT = Context(prec=100, traps=[InvalidOperation, Overflow, Inexact])
 
-_BYTES = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGTP])i?B?", re.ASCII | re.IGNORECASE)
-_POWERS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
-
-
 def _amount(slot: SlotType, value) -> Decimal:
-    if slot.unit == "bytes" and isinstance(value, str):
-        m = _BYTES.fullmatch(value.strip())
-        if m:
-            number = parse_amount(slot.name, m.group(1))
-            factor = Decimal(1024) ** _POWERS[m.group(2).upper()]
-            return parse_amount(slot.name, _EXACT.multiply(number, factor))
+    if slot.unit == "bytes" and isinstance(value, str) and sizes.has_unit(value):
+        # "16G", "512 MiB", "2048 B": exactly, in binary units (core/sizes.py)
+        return parse_amount(slot.name, sizes.parse_bytes(value, f"slot {slot.name!r}"))
     return parse_amount(slot.name, value)
 
 
