@@ -141,7 +141,8 @@ def container_config(spec: SessionSpec) -> dict:
 def slurm_gres(gpus: tuple[GPU, ...], shards_per_gpu: int) -> str:
     """The ``--gres`` of an allocation: ``gpu:N`` for whole devices, or
     ``shard:K`` for a share of one (K of the ``shards_per_gpu`` shards that
-    slurm.conf declares per GPU; at least one). Slurm picks the device."""
+    slurm.conf declares per GPU; at least one). Only with ``gpu_gres =
+    "count"``: Slurm then counts the devices, the ledger still names them."""
     if not gpus:
         return ""
     shared = [g for g in gpus if g.share < 1]
@@ -153,14 +154,36 @@ def slurm_gres(gpus: tuple[GPU, ...], shards_per_gpu: int) -> str:
     return f"shard:{max(shards, 1)}"
 
 
+SLURM_GPU_GRES = ("none", "count")
+
+
 def slurm_request(cpu: Decimal, mem: int, gpus: tuple[GPU, ...], partition: str,
-                  shards_per_gpu: int = 100) -> dict[str, str]:
+                  shards_per_gpu: int = 100, node: str = "",
+                  gpu_gres: str = "none") -> dict[str, str]:
     """batchspawner's ``req_*`` values for an allocation. Slurm counts whole
     CPUs and MiB: a fractional cpu grant is rounded up (the job may use a
-    little more than granted, never less), memory rounded up to MiB."""
+    little more than granted, never less), memory rounded up to MiB.
+
+    The ledger is the one truth of GPUs: a job with GPUs runs on the node the
+    ledger chose (``--nodelist``) and gets the ledger's devices in its
+    environment (``gpu_environment``, re-applied by hubgrid-session after
+    Slurm's own). ``gpu_gres``: ``none`` asks Slurm for no GPU at all (the
+    nodes' GPUs are hubgrid's); ``count`` also asks ``--gres`` so that
+    Slurm's accounting counts them (docs/gpus.md: needs ConstrainDevices=no,
+    since Slurm's own pick may be another device)."""
+    if gpu_gres not in SLURM_GPU_GRES:
+        raise ValueError(f"gpu_gres {gpu_gres!r}: use one of {', '.join(SLURM_GPU_GRES)}")
     return {
         "partition": partition,
         "nprocs": str(int(cpu.to_integral_value(ROUND_CEILING)) or 1),
         "memory": f"{-(-mem // MiB)}M" if mem else "",
-        "gres": slurm_gres(gpus, shards_per_gpu),
+        "gres": slurm_gres(gpus, shards_per_gpu) if gpu_gres == "count" else "",
+        "nodelist": node if gpus else "",
     }
+
+
+def reapplied_gpu_environment(env: dict[str, str]) -> dict[str, str]:
+    """Copies of the GPU variables (``HUBGRID_GPUENV_<NAME>``) that
+    hubgrid-session exports again as ``<NAME>`` once Slurm has set up the
+    job's environment (Slurm unsets or rewrites CUDA_VISIBLE_DEVICES)."""
+    return {f"HUBGRID_GPUENV_{k}": v for k, v in env.items() if k.startswith(GPU_VARIABLES)}

@@ -2,7 +2,8 @@
 
 The hubgrid service admits the session first; then the session is a Slurm
 batch job in the partition mapped to its resource group, asking for the
-allocation's cpu, memory and GPUs (``--gres``). The job runs
+allocation's cpu and memory; a job with GPUs runs on the ledger's node with
+the ledger's devices in its environment (``gpu_gres``, docs/gpus.md). The job runs
 ``hubgrid-session`` (spawner/scripts), which starts the Jupyter server and,
 for a batch session, the user's command; its output goes to a file the
 spawner sends to the service as the session log.
@@ -24,9 +25,10 @@ from pathlib import Path
 from batchspawner import JobStatus, SlurmSpawner
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import random_port
-from traitlets import Dict, Integer, Unicode, default
+from traitlets import Dict, Enum, Integer, Unicode, default
 
-from .builders import GPU, slurm_request
+from .builders import SLURM_GPU_GRES, reapplied_gpu_environment, slurm_request
+from .gpuenv import allocation_gpus
 from .mixin import HubgridSpawnerMixin, read_from
 
 SESSION_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-session"
@@ -41,9 +43,15 @@ BATCH_SCRIPT = """#!/bin/bash
 {% endif %}{% if runtime %}#SBATCH --time={{runtime}}
 {% endif %}{% if memory %}#SBATCH --mem={{memory}}
 {% endif %}{% if gres %}#SBATCH --gres={{gres}}
+{% endif %}{% if nodelist %}#SBATCH --nodelist={{nodelist}}
 {% endif %}{% if nprocs %}#SBATCH --cpus-per-task={{nprocs}}
 {% endif %}{% if options %}#SBATCH {{options}}
 {% endif %}
+# the ledger's GPU variables, again after Slurm's own set-up (HUBGRID_GPUENV_*)
+eval "$(python3 -c 'import os, shlex
+for k, v in sorted(os.environ.items()):
+    if k.startswith("HUBGRID_GPUENV_"):
+        print("export %s=%s" % (k[15:], shlex.quote(v)))')"
 {{prologue}}
 {{cmd}}
 """
@@ -149,8 +157,23 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
     shards_per_gpu = Integer(
         100,
         help="""Shards per GPU that slurm.conf declares (``Gres=shard:N``);
-        a GPU share asks for that fraction of them.""",
+        a GPU share asks for that fraction of them (``gpu_gres = "count"``).""",
     ).tag(config=True)
+
+    gpu_gres = Enum(
+        list(SLURM_GPU_GRES),
+        "none",
+        help="""What a job with GPUs asks of Slurm. The ledger names the devices
+        either way: the job runs on the ledger's node (``--nodelist``; Slurm
+        node names are hubgrid node names) with the ledger's devices in
+        ``CUDA_VISIBLE_DEVICES``. ``none``: no GPU GRES (the partition's GPUs
+        are hubgrid's alone). ``count``: also ``--gres=gpu:N`` /
+        ``shard:K`` so that Slurm accounts for them; then slurm.conf must not
+        constrain devices (``ConstrainDevices=no``), since Slurm's own pick
+        can differ from the ledger's. See docs/gpus.md.""",
+    ).tag(config=True)
+
+    req_nodelist = Unicode("", help="The ledger's node of a job with GPUs (set per job).")
 
     def job_output_file(self) -> str:
         return str(self._job_file("log"))
@@ -162,17 +185,18 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
 
     def _apply_allocation(self, allocation, opts):
         super()._apply_allocation(allocation, opts)
-        gpus = tuple(GPU(g["index"], Decimal(g["share"])) for g in allocation["gpus"])
+        gpus = allocation_gpus(allocation["gpus"])
         slots = {k: Decimal(v) for k, v in allocation["slots"].items()}
         rg = allocation["resource_group"]
         req = slurm_request(slots.get("cpu", Decimal(1)), int(slots.get("mem", 0)), gpus,
-                            self.partitions.get(rg, rg), self.shards_per_gpu)
+                            self.partitions.get(rg, rg), self.shards_per_gpu,
+                            allocation.get("node") or "", self.gpu_gres)
         self.req_partition, self.req_nprocs = req["partition"], req["nprocs"]
         self.req_memory, self.req_gres = req["memory"], req["gres"]
-        env = dict(self.session_env)
-        # Slurm chooses the devices of a gres request and sets these itself
-        env.pop("CUDA_VISIBLE_DEVICES", None)
-        env.pop("NVIDIA_VISIBLE_DEVICES", None)
+        self.req_nodelist = req["nodelist"]
+        # the ledger's devices (session_env: gpu_environment, host place),
+        # again after Slurm's own set-up (hubgrid-session)
+        env = {**self.session_env, **reapplied_gpu_environment(self.session_env)}
         if allocation["session_type"] == "batch":
             env["HUBGRID_EXIT_FILE"] = str(self._job_file("exit"))
             env["HUBGRID_BATCH_GO_FILE"] = str(self._job_file("go"))

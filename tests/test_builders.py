@@ -14,6 +14,7 @@ from spawner.builders import (
     container_config,
     device_requests,
     gpu_environment,
+    reapplied_gpu_environment,
     slurm_gres,
     slurm_request,
     vfolder_mounts,
@@ -247,10 +248,29 @@ def test_slurm_gres_refuses_a_share_spread_over_devices():
 
 
 def test_slurm_request_rounds_cpu_and_memory_up():
-    assert slurm_request(D("1.5"), 512 * 2**20 + 1, (), "batch") == {
-        "partition": "batch", "nprocs": "2", "memory": "513M", "gres": ""}
-    assert slurm_request(D("0.1"), 0, (GPU(0, D(1)),), "gpu") == {
-        "partition": "gpu", "nprocs": "1", "memory": "", "gres": "gpu:1"}
+    assert slurm_request(D("1.5"), 512 * 2**20 + 1, (), "batch", node="n1") == {
+        "partition": "batch", "nprocs": "2", "memory": "513M", "gres": "", "nodelist": ""}
+
+
+def test_a_slurm_job_with_gpus_runs_on_the_ledgers_node_and_asks_slurm_for_none():
+    assert slurm_request(D("0.1"), 0, (GPU(3, D("0.5")),), "gpu", node="gpu-07") == {
+        "partition": "gpu", "nprocs": "1", "memory": "", "gres": "", "nodelist": "gpu-07"}
+
+
+def test_a_slurm_job_may_also_ask_gres_for_slurms_accounting():
+    assert slurm_request(D(1), 0, (GPU(0, D(1)), GPU(2, D(1))), "gpu", node="n",
+                         gpu_gres="count")["gres"] == "gpu:2"
+    assert slurm_request(D(1), 0, (GPU(1, D("0.25")),), "gpu", node="n",
+                         gpu_gres="count")["gres"] == "shard:25"
+    with pytest.raises(ValueError, match="gpu_gres"):
+        slurm_request(D(1), 0, (), "gpu", gpu_gres="pick")
+
+
+def test_the_gpu_variables_travel_twice_to_a_slurm_job():
+    env = gpu_environment((GPU(3, D("0.5"), 8 * GiB, "GPU-3"),), "framework", "host")
+    again = reapplied_gpu_environment({**env, "HOME": "/home/a"})
+    assert again == {f"HUBGRID_GPUENV_{k}": v for k, v in env.items()}
+    assert again["HUBGRID_GPUENV_CUDA_VISIBLE_DEVICES"] == "GPU-3"
 
 
 # ---------------------------------------------------------------- vfolder mounts
