@@ -8,8 +8,9 @@ hub, ``world`` and Chromium serve both; the console needs no Lab):
   finds every admin page, in the Lab menu's order; on the Users page he
   creates a user in globex, which the service then has (made by gus, in
   globex); acme's users are absent; no server of his ever ran;
-- alice, a plain user, finds Summary and Data there and no admin page (not
-  even when the address names one), and every admin call from the page is
+- alice, a plain user, finds Summary, Sessions and Data there and no admin
+  page (not even when the address names one); her session shows on Sessions
+  and she stops it there; every admin call from the page is
   refused; a call without the ``_xsrf`` token the page set is not
   authenticated by the login cookie (no cross-site requests with it);
 - the hub's admin panel links the console.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import pytest
 
 from hub_fixtures import _ok
+from session_fixtures import eventually
 from ui_fixtures import SLOW, screenshot
 
 #: every admin page, in the Lab menu's order (tests/test_ui_admin_tenancy.py: PAGES)
@@ -89,7 +91,7 @@ def test_console_a_domain_admin_with_no_project_administers_his_domain(
         admin = nav.locator('[data-section="admin"] .jp-hubgrid-console-page-link')
         assert admin.all_inner_texts() == ADMIN_PAGES
         assert nav.locator('[data-section="you"] .jp-hubgrid-console-page-link').all_inner_texts() == [
-            "Summary", "Data"]
+            "Summary", "Sessions", "Data"]
 
         admin.get_by_text("Users", exact=True).click()
         users = page.locator('[data-console-page="admin-users"] .jp-hubgrid-admin[data-page="users"]')
@@ -126,13 +128,26 @@ def test_console_a_plain_user_finds_her_pages_and_no_admin_page(world, chromium,
         page.goto(f"{hub.url}{CONSOLE}#admin-users")
         nav = console_ready(page)
         assert nav.locator("section").evaluate_all("els => els.map(e => e.dataset.section)") == ["you"]
-        assert nav.locator(".jp-hubgrid-console-page-link").all_inner_texts() == ["Summary", "Data"]
+        assert nav.locator(".jp-hubgrid-console-page-link").all_inner_texts() == [
+            "Summary", "Sessions", "Data"]
         assert page.locator('[data-console-page^="admin-"]').count() == 0
         page.wait_for_url("**#summary", timeout=SLOW)  # the address named no page of hers
         page.locator('[data-console-page="summary"] .jp-hubgrid-level[data-level="project"]').wait_for(
             timeout=SLOW)
         nav.get_by_text("Data", exact=True).click()
         page.locator('[data-console-page="data"]').wait_for(timeout=SLOW)
+
+        # her session (one made through the API) shows on Sessions; she stops it there
+        made = _ok(hub.call("POST", "allocations", "alice", json={
+            "project": "ml", "resource_group": "acme-gpu", "slots": {"cpu": "1"}}), 201)
+        nav.get_by_text("Sessions", exact=True).click()
+        sid = made["id"]
+        row = page.locator(f'[data-console-page="sessions"] tr[data-allocation="{sid}"]')
+        row.wait_for(timeout=SLOW)
+        row.get_by_role("button", name="Stop").click()
+        page.locator(".jp-Dialog").get_by_role("button", name="Stop").click()
+        assert eventually(lambda: _ok(hub.call("GET", f"allocations/{sid}", "alice"), 200)[
+            "state"] != "allocated", timeout=30)
 
         for method, path, body in (("GET", "users", None), ("GET", "audit", None),
                                    ("POST", "users", f'{{"name": "z{tag}", "domain": "acme"}}'),

@@ -88,6 +88,12 @@ class Console {
     Widget.attach(this.stack, main);
     window.addEventListener('resize', () => this.stack.update());
     this.entries.set('summary', { page: 'summary', label: 'Summary', make: () => new SummaryPanel(this.settings) });
+    this.entries.set('sessions', {
+      page: 'sessions',
+      label: 'Sessions',
+      caption: 'Your sessions (an admin: every one you may see): stop, log; start one from the hub’s home page',
+      make: () => this.mySessions()
+    });
     this.entries.set('data', {
       page: 'data',
       label: 'Data',
@@ -99,6 +105,7 @@ class Console {
   /** `GET me`, then the admin pages for an admin; then the page the address names. */
   async start(): Promise<void> {
     const caller = await adminCaller(this.settings);
+    this.caller = caller;
     if (caller && roleOf(caller.role)) {
       this.addAdmin(caller);
     }
@@ -107,8 +114,24 @@ class Console {
     this.show(pageOfHash(location.hash) || 'summary');
   }
 
+  /**
+   * The Sessions page: the admin pages' session list (GET allocations: a
+   * user sees their own), with stop (allocations/{id}/stop, which the
+   * service allows a session's owner) and logs. Starting is the hub's (its
+   * home page); a Lab's Sessions panel starts through its own server.
+   */
+  private mySessions(): Widget {
+    const settings = this.settings;
+    const make = (caller: IAdminCaller) => () =>
+      React.createElement(SessionsPage, { settings, caller, openLog: this.openLog });
+    return adminPage('my-sessions', 'Sessions', undefined, make(this.caller ?? { name: this.config.name, domain: this.config.domain, role: this.config.role }));
+  }
+
+  private readonly openLog = (id: string, text: string): void =>
+    this.open(`log-${id}`, `Log ${id.slice(0, 8)}`, () => logWidget(id, text));
+
   private addAdmin(caller: IAdminCaller): void {
-    const openLog = (id: string, text: string) => this.open(`log-${id}`, `Log ${id.slice(0, 8)}`, () => logWidget(id, text));
+    const openLog = this.openLog;
     const items: IConsoleEntry[] = adminPages(openLog).map(p => ({
       page: `admin-${p.page}`,
       label: p.label,
@@ -172,6 +195,7 @@ class Console {
   private readonly entries = new Map<string, IConsoleEntry>();
   private readonly widgets = new Map<string, Widget>();
   private current = '';
+  private caller: IAdminCaller | null = null;
 }
 
 /** Start the console in `#hubgrid-console`. */
