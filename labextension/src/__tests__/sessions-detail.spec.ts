@@ -24,12 +24,12 @@ describe('historyRows', () => {
     state: 'released',
     events: [
       { at: AT, event: 'requested', text: 'interactive session asked for in gpu (ml)',
-        slots: { cpu: '1', mem: '1610612736', 'gpu.shares': '0.5' } },
+        slots: { cpu: '1', mem: '1610612736', 'gpu.shares': '0.5' }, resource_group: 'gpu', project: 'ml' },
       { at: AT, event: 'queued', text: 'waited in the queue', passes: 3,
         reasons: [{ code: 'x', kind: 'wait', level: 'resource-group', name: 'gpu', text: 'cpu short by 1' }] },
       { at: '2026-12-01T09:05:00+00:00', event: 'admitted', text: 'admitted on n1 (GPU 0 × 0.5)', node: 'n1' },
       { at: '2026-12-01T10:00:00+00:00', event: 'warned', text: 'warned (idle): idle 55 min', rule: 'idle',
-        details: { deadline: '2026-12-01T10:05:00+00:00' } },
+        details: { deadline: '2026-12-01T10:05:00+00:00', reason: 'idle 55 min' } },
       { at: '2026-12-01T10:01:00+00:00', event: 'kept', text: 'kept until 2026-12-01T11:00:00+00:00',
         details: { kept_until: '2026-12-01T11:00:00+00:00' } },
       { at: '2026-12-01T10:30:00+00:00', event: 'logged', text: 'stopped', by: 'ada' },
@@ -42,14 +42,27 @@ describe('historyRows', () => {
     expect(rows.map(r => r.label)).toEqual([
       'asked for', 'queued', 'admitted', 'warned', 'kept', 'access log', 'stopped'
     ]);
-    expect(rows[0].text).toBe('interactive session asked for in gpu (ml): CPU 1 · Mem 1.5 GiB · GPU 0.5 share');
+    expect(rows[0].text).toBe('CPU 1 · Mem 1.5 GiB · GPU 0.5 share in gpu (ml)');
     expect(rows[1].text).toBe('waited in the queue (3 scheduler passes)');
     expect(rows[1].lines).toEqual(['cpu short by 1']);
-    expect(rows[3].text).toBe(`warned (idle): idle 55 min (reclaim at ${clockTime('2026-12-01T10:05:00+00:00')})`);
-    expect(rows[4].text).toBe(`kept until ${clockTime('2026-12-01T11:00:00+00:00')}`);
+    expect(rows[2].text).toBe('on n1 (GPU 0 × 0.5)');
+    expect(rows[3].text).toBe(`by the idle rule: idle 55 min (reclaim at ${clockTime('2026-12-01T10:05:00+00:00')})`);
+    expect(rows[4].text).toBe(`until ${clockTime('2026-12-01T11:00:00+00:00')}`);
     expect(rows[4].text).not.toContain('T11:00');
     expect(rows[5].text).toBe('ada: stopped');
+    expect(rows[6].text).toBe('by ada');
     expect(rows[0].time).toBe(clockTime(AT));
+  });
+
+  it('says how it ended without repeating the label', () => {
+    const ended = (event: string, text: string) =>
+      historyRows({ id: 'a', state: 'released', events: [{ at: AT, event, text }] })[0].text;
+    expect(ended('reclaimed', 'reclaimed (idle): idle for 61 min')).toBe('by the idle rule: idle for 61 min');
+    expect(ended('cancelled', 'cancelled while waiting: by alice')).toBe('while waiting: by alice');
+    expect(ended('ended', 'ended with exit code 3')).toBe('with exit code 3');
+    const reclaimEvent = historyRows({ id: 'a', state: 'released', events: [
+      { at: AT, event: 'reclaimed', text: 'reclaimed (lifetime)', rule: 'lifetime', details: { deadline: AT } }] });
+    expect(reclaimEvent[0].text).toBe('by the lifetime rule');
   });
 
   it('shows an unknown step by its own name', () => {

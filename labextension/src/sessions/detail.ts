@@ -88,26 +88,46 @@ function detail(e: IHistoryEvent, key: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** `text` without its leading `word` (the row's label says it already): "stopped by ada" → "by ada". */
+function after(word: string, text: string): string {
+  return text.startsWith(word) ? text.slice(word.length).trim() : text;
+}
+
+/** "by the idle rule: idle for 55 min" from a rule and a reason. */
+function byRule(rule: string | undefined, reason: string): string {
+  const who = rule ? `by the ${rule} rule` : '';
+  return [who, reason].filter(Boolean).join(': ');
+}
+
+/** What a step says after its label, with exact amounts and local times. */
 function eventText(e: IHistoryEvent): string {
   switch (e.event) {
-    case 'requested':
-      return `${e.text}: ${slotsText(e.slots ?? {})}`;
+    case 'requested': {
+      const where = e.resource_group ? ` in ${e.resource_group}${e.project ? ` (${e.project})` : ''}` : '';
+      return `${slotsText(e.slots ?? {})}${where}`;
+    }
     case 'queued':
       return e.passes ? `${e.text} (${e.passes} scheduler passes)` : e.text;
     case 'kept': {
       const until = detail(e, 'kept_until');
-      return until ? `kept until ${clockTime(until)}` : e.text;
+      return until ? `until ${clockTime(until)}` : after('kept', e.text);
     }
     case 'warned':
-    case 'would-reclaim': {
+    case 'would-reclaim':
+    case 'reclaimed': {
+      if (e.rule === undefined) {
+        // how the session ended: "reclaimed (idle): ..." from its release reason
+        return after('reclaimed', e.text).replace(/^\((\w+)\):\s*/, 'by the $1 rule: ');
+      }
       const deadline = detail(e, 'deadline');
-      const at = deadline && !Number.isNaN(Date.parse(deadline)) ? ` (reclaim at ${clockTime(deadline)})` : '';
-      return e.text + at;
+      const at = e.event !== 'reclaimed' && deadline && !Number.isNaN(Date.parse(deadline))
+        ? ` (reclaim at ${clockTime(deadline)})` : '';
+      return byRule(e.rule, detail(e, 'reason')) + at;
     }
     case 'logged':
       return e.by ? `${e.by}: ${e.text}` : e.text;
     default:
-      return e.text;
+      return after(e.event, e.text);
   }
 }
 

@@ -20,6 +20,7 @@ import { useLivePoll } from '../live';
 import { OpsApi } from './api';
 import { filterSessions, ISessionFilters, NO_FILTERS, sessionRow, sessionsQuery } from './sessions';
 import { formatTime } from '../../data/format';
+import { stateLabel } from '../../words';
 
 /** How often the page reads again while shown (ms). */
 export const LIVE_SESSIONS = 5_000;
@@ -81,7 +82,7 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
           state{' '}
           <select name="state" value={filters.state} onChange={e => setFilters({ ...filters, state: e.target.value })}>
             {['allocated', 'pending', 'released', 'cancelled', 'all'].map(s => (
-              <option key={s} value={s}>{s}</option>
+              <option key={s} value={s}>{s === 'all' ? 'all' : stateLabel(s)}</option>
             ))}
           </select>
         </label>
@@ -111,7 +112,7 @@ export function SessionsPage(props: IAdminPageProps & { openLog: (id: string, te
               <td>{r.owner}</td>
               <td>{r.project}</td>
               <td>{`${r.group} / ${r.node || '—'}`}</td>
-              <td>{r.state}</td>
+              <td data-state={r.state}>{stateLabel(r.state)}</td>
               <td>{r.resources}</td>
               <td>{r.gpus}</td>
               <td title={r.started}>{formatTime(r.started)}</td>
