@@ -117,6 +117,9 @@ else
     "$VENV/bin/python" -m pip install -e '.[test]'
     printf '%s\n' "$want_hash" > "$STAMP"
 fi
+# the framework start-up hook for local sessions, which run from .venv: caps a
+# session's GPU memory share on import of PyTorch / TensorFlow / JAX (docs/gpus.md)
+"$VENV/bin/python" -m spawner.gpuhook install >/dev/null
 
 # ---------------------------------------------------------------- node tools
 if [[ -x node_modules/.bin/configurable-http-proxy ]]; then

@@ -30,7 +30,8 @@ def run(code: str, tmp_path: Path, site_dir: Path = HOOK_DIR, **env) -> list[dic
              if not k.startswith(("HUBGRID_GPU_", "XLA_PYTHON_CLIENT_"))}
     full = {**clean, "PYTHONPATH": str(FAKES), "FAKE_GPU_RECORD": str(record), **env}
     prog = f"import site; site.addsitedir({str(site_dir)!r})\n{code}"
-    out = subprocess.run([sys.executable, "-c", prog], env=full, capture_output=True, text=True,
+    # -S: no site-packages of this interpreter (a hook installed there stays out)
+    out = subprocess.run([sys.executable, "-S", "-c", prog], env=full, capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
     return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
@@ -96,7 +97,7 @@ def test_a_failing_framework_call_does_not_break_the_import(tmp_path):
                                             "        raise RuntimeError('no driver')\n")
     record = tmp_path / "record.jsonl"
     out = subprocess.run(
-        [sys.executable, "-c", f"import site; site.addsitedir({str(HOOK_DIR)!r})\n"
+        [sys.executable, "-S", "-c", f"import site; site.addsitedir({str(HOOK_DIR)!r})\n"
          f"import sys; sys.path.insert(0, {str(tmp_path)!r})\nimport tensorflow\nprint('imported')"],
         env={**os.environ, "HUBGRID_GPU_MEMORY_FRACTION": "0.5",
              "HUBGRID_GPU_MEMORY_BYTES": str(2**30), "FAKE_GPU_RECORD": str(record)},
