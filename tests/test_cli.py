@@ -105,8 +105,8 @@ async def test_me_says_who_i_am(hubgrid):
     assert r.code == 0, r.err
     rows = dict((row[0], row[1]) for row in r.rows())
     assert rows["user"] == "alice" and rows["role"] == "user"
-    assert rows["domain"] == "acme (gpu.shares 2)"
-    assert rows["projects"] == "ml (cpu 4, gpu.shares 1)"
+    assert rows["domain"] == "acme (limits: gpu.shares 2)"
+    assert rows["projects"] == "ml (limits: cpu 4, gpu.shares 1)"
     assert rows["signed in with"] == "keypair"
     j = await hubgrid("alice", "me", "--json")
     assert j.code == 0 and j.json()["name"] == "alice" and j.json()["credential"] == "keypair"
@@ -175,7 +175,7 @@ async def test_sessions_ls_shows_my_sessions_and_nobody_elses(hubgrid):
     header, *rows = r.rows()
     assert header[:4] == ["ID", "NAME", "STATE", "PROJECT"]
     assert sorted(row[0] for row in rows) == sorted(a["id"][:8] for a in mine)
-    assert rows[0][1:10] == ["(default)", "allocated", "ml", "gpu", "interactive", "-", "1",
+    assert rows[0][1:10] == ["(default)", "running", "ml", "gpu", "interactive", "-", "1",
                              "0 B", "0.3 (share)"]
     j = await hubgrid("alice", "sessions", "ls", "--json")
     assert {a["id"] for a in j.json()} == {a["id"] for a in mine}
@@ -194,7 +194,7 @@ async def test_a_pending_session_shows_the_schedulers_reason_with_its_numbers(hu
     assert waiting["state"] == "pending"
     r = await hubgrid("alice", "sessions", "ls")
     row = next(row for row in r.rows() if row[0] == waiting["id"][:8])
-    assert row[2] == "pending"
+    assert row[2] == "waiting"  # the Lab's word (jupyterlab_hubgrid/words.py)
     assert row[-1] == "project ml cpu: used 3 + requested 3 > limit 4 (over by 2)"
     shown = await hubgrid("alice", "sessions", "show", waiting["id"][:8])
     assert "waits: project ml cpu: used 3 + requested 3 > limit 4 (over by 2)" in shown.out
@@ -249,7 +249,7 @@ async def test_a_bad_project_is_refused_with_the_services_message(hubgrid):
 async def test_stop_releases_my_session_made_through_the_api(hubgrid):
     a = await allocate(hubgrid, "alice", cpu="1")
     r = await hubgrid("alice", "sessions", "stop", a["id"][:8])
-    assert (r.code, r.out) == (0, f"session (default) ({a['id'][:8]}): released\n"), r.err
+    assert (r.code, r.out) == (0, f"session (default) ({a['id'][:8]}): ended\n"), r.err
     assert (await hubgrid("alice", "sessions", "ls", "--json")).json() == []
     ended = await hubgrid("alice", "sessions", "ls", "--all", "--json")
     assert [(x["id"], x["state"]) for x in ended.json()] == [(a["id"], "released")]
@@ -318,7 +318,7 @@ async def test_logs_follow_prints_new_output_until_the_session_ends(hubgrid):
     r = await asyncio.wait_for(follow, 60)
     assert r.code == 0
     assert r.out == "first\nsecond\nlast words\n"
-    assert r.err == "hubgrid: session released: released by API\n"
+    assert r.err == "hubgrid: session ended: stopped by alice\n"
 
 
 async def test_logs_follow_says_where_the_service_dropped_output_it_never_printed(hubgrid):
@@ -342,7 +342,7 @@ async def test_logs_follow_says_where_the_service_dropped_output_it_never_printe
     dropped = 6 + cap + 8 - len(kept)
     assert r.err == (f"hubgrid: {dropped - 6} bytes of output were dropped here (the service "
                      "keeps the newest part of a long log)\n"
-                     "hubgrid: session released: released by API\n")
+                     "hubgrid: session ended: stopped by alice\n")
 
 
 # --- folders ----------------------------------------------------------------------------------
@@ -360,7 +360,7 @@ async def test_folders_create_ls_upload_files_download(hubgrid, tmp_path):
     up = await hubgrid("alice", "folders", "upload", "data", str(local), "in/")
     assert up.code == 1 and "(HTTP 404)" in one_line_error(up)  # no directory "in" yet
     up = await hubgrid("alice", "folders", "upload", "data", str(local))
-    assert (up.code, up.out) == (0, "uploaded train.csv (8000 B) to data:train.csv\n"), up.err
+    assert (up.code, up.out) == (0, "uploaded train.csv (≈ 7.81 KiB) to data:train.csv\n"), up.err
     again = await hubgrid("alice", "folders", "upload", "data", str(local))
     assert again.code == 1 and "(HTTP 409)" in one_line_error(again)
     assert (await hubgrid("alice", "folders", "upload", "data", str(local),
@@ -372,7 +372,7 @@ async def test_folders_create_ls_upload_files_download(hubgrid, tmp_path):
     assert row[:6] == ["data", folder["id"][:8], "user alice", "local", "general", "wd"]
     assert row[-2:] == ["active", "on request"]
     files = await hubgrid("alice", "folders", "files", folder["id"][:8])
-    assert files.rows()[1][:3] == ["train.csv", "file", "8000 B"]
+    assert files.rows()[1][:3] == ["train.csv", "file", "≈ 7.81 KiB"]
 
     target = tmp_path / "back.csv"
     down = await hubgrid("alice", "folders", "download", "data", "train.csv", str(target))

@@ -42,23 +42,31 @@ def db_url(sqlite_db_url) -> str:
 # --- bars: exact labels, display-only fractions -----------------------------------------
 
 @pytest.mark.parametrize("key,limit,used,pending,text,fraction,style", [
-    ("gpu.shares", D(2), D("0.3") * 3, 0, "0.9 / 2 GPU", 0.45, "info"),
-    ("gpu", D(1), D("0.3") + D("0.3") + D("0.3"), 0, "0.9 / 1 GPU", 0.9, "info"),
+    ("gpu.shares", D(2), D("0.3") * 3, 0, "0.9 / 2", 0.45, "info"),
+    ("gpu", D(1), D("0.3") + D("0.3") + D("0.3"), 0, "0.9 / 1", 0.9, "info"),
     # a slot with limit and use 0 stays a bar, empty
-    ("gpu", D(0), D(0), 0, "0 / 0 GPU", 0.0, "info"),
+    ("gpu", D(0), D(0), 0, "0 / 0", 0.0, "info"),
     ("mem", D(0), D(0), 0, "0 B / 0 B", 0.0, "info"),
     ("mem", D(8 * GiB), D(512 << 20), 0, "512 MiB / 8 GiB", 0.0625, "info"),
-    ("cpu", None, D(3), 0, "3 CPU (unlimited)", 0.0, "info"),
-    ("cpu", D(4), D(4), 0, "4 / 4 CPU", 1.0, "warning"),
+    ("cpu", None, D(3), 0, "3 (unlimited)", 0.0, "info"),
+    ("cpu", D(4), D(4), 0, "4 / 4", 1.0, "warning"),
     # a limit lowered under running sessions: over, the bar full
-    ("cpu", D(2), D(3), 0, "3 / 2 CPU", 1.0, "danger"),
-    ("gpu", D(0), D("0.5"), 0, "0.5 / 0 GPU", 1.0, "danger"),
-    ("cpu", D(4), D(1), D(2), "1 / 4 CPU (+2 waiting)", 0.25, "info"),
+    ("cpu", D(2), D(3), 0, "3 / 2", 1.0, "danger"),
+    ("gpu", D(0), D("0.5"), 0, "0.5 / 0", 1.0, "danger"),
+    ("cpu", D(4), D(1), D(2), "1 / 4 (+2 waiting)", 0.25, "info"),
     ("sessions", 5, 3, 1, "3 / 5 sessions (+1 waiting)", 0.6, "info"),
     ("sessions", None, 0, 0, "0 sessions (unlimited)", 0.0, "info"),
+    # one is one session, not "1 sessions"
+    ("sessions", None, 1, 0, "1 session (unlimited)", 0.0, "info"),
+    ("sessions", 1, 1, 0, "1 / 1 session", 1.0, "warning"),
+    ("sessions", 2, 1, 0, "1 / 2 sessions", 0.5, "info"),
+    ("folders", 1, 0, 0, "0 / 1 folder", 0.0, "info"),
+    # a size no binary unit shows exactly: as the Lab shows it, never "200000014 B"
+    ("storage", None, 200000014, 0, "≈ 190.73 MiB (unlimited)", 0.0, "info"),
+    ("mem", D(2 * GiB), D(1610612736), 0, "1.5 GiB / 2 GiB", 0.75, "info"),
     ("storage", GiB, 15, 0, "15 B / 1 GiB", 15 / GiB, "info"),
     ("folders", 3, 2, 0, "2 / 3 folders", 2 / 3, "info"),
-    ("tpu", D(2), D(1), 0, "1 / 2 tpu", 0.5, "info"),
+    ("tpu", D(2), D(1), 0, "1 / 2", 0.5, "info"),
 ])
 def test_a_bar_labels_the_exact_amount_and_fills_a_float_fraction(key, limit, used, pending,
                                                                   text, fraction, style):
@@ -71,7 +79,7 @@ def test_a_bar_labels_the_exact_amount_and_fills_a_float_fraction(key, limit, us
 def test_the_fraction_is_computed_exactly_and_only_then_made_a_float():
     # 0.1 + 0.2 of 0.3 is exactly full (in floats it would be 1.0000000000000002)
     assert model.fraction_of(D("0.1") + D("0.2"), D("0.3")) == 1.0
-    assert make_bar("gpu.shares", D("0.3"), D("0.1") + D("0.2")).text == "0.3 / 0.3 GPU"
+    assert make_bar("gpu.shares", D("0.3"), D("0.1") + D("0.2")).text == "0.3 / 0.3"
 
 
 ME = {
@@ -102,15 +110,15 @@ def test_the_quota_view_has_every_level_every_slot_sessions_and_storage():
     ]
     you, project, domain = ({b.key: (b.name, b.text) for b in v.bars} for v in views)
     assert you == {
-        "cpu": ("CPU", "3 / 6 CPU (+3 waiting)"), "mem": ("Memory", "0 B / 0 B"),
-        "gpu": ("GPU", "0.9 GPU (unlimited)"), "gpu.shares": ("GPU shares", "0.9 GPU (unlimited)"),
+        "cpu": ("CPU", "3 / 6 (+3 waiting)"), "mem": ("Memory", "0 B / 0 B"),
+        "gpu": ("GPU", "0.9 (unlimited)"), "gpu.shares": ("GPU shares", "0.9 (unlimited)"),
         "sessions": ("Sessions", "3 sessions (unlimited) (+1 waiting)"),
         "folders": ("Folders", "1 / 3 folders"), "storage": ("Storage", "15 B (unlimited)"),
     }
-    assert project["gpu.shares"] == ("GPU shares", "0.9 / 1 GPU")
+    assert project["gpu.shares"] == ("GPU shares", "0.9 / 1")
     assert project["sessions"] == ("Sessions", "3 / 5 sessions (+1 waiting)")
     assert project["storage"] == ("Storage", "0 B / 1 GiB")
-    assert domain["gpu.shares"] == ("GPU shares", "0.9 / 2 GPU")
+    assert domain["gpu.shares"] == ("GPU shares", "0.9 / 2")
     assert "storage" not in domain  # no storage limits at the domain level
 
 
@@ -383,10 +391,10 @@ async def test_the_quota_widget_shows_point_nine_of_one_gpu_and_every_slot(world
     assert q.status.value.startswith("updated at"), q.status.value
     assert q.who.value == "alice in domain acme (user)"
     shares = q.bar("project", "ml", "gpu.shares")
-    assert (shares.name.value, shares.text.value) == ("GPU shares", "0.9 / 1 GPU")
+    assert (shares.name.value, shares.text.value) == ("GPU shares", "0.9 / 1")
     assert shares.progress.value == pytest.approx(0.9) and shares.progress.max == 1.0
-    assert q.bar("domain", "acme", "gpu.shares").text.value == "0.9 / 2 GPU"
-    assert q.bar("user", "alice", "cpu").text.value == "3 / 6 CPU"
+    assert q.bar("domain", "acme", "gpu.shares").text.value == "0.9 / 2"
+    assert q.bar("user", "alice", "cpu").text.value == "3 / 6"
     # a limit of 0 with nothing used stays visible
     mem = q.bar("user", "alice", "mem")
     assert (mem.text.value, mem.progress.value) == ("0 B / 0 B", 0.0)
@@ -401,7 +409,7 @@ async def test_the_quota_widget_shows_point_nine_of_one_gpu_and_every_slot(world
     await off_loop(q.refresh_button.click)
     assert q.bar("project", "ml", "gpu.shares") is shares
     assert (shares.text.value, shares.progress.value, shares.progress.bar_style) == (
-        "1 / 1 GPU", 1.0, "warning")
+        "1 / 1", 1.0, "warning")
 
 
 async def test_the_quota_widget_says_why_it_could_not_refresh(world, clients):

@@ -8,21 +8,28 @@ from .output import key_values
 
 
 def limits_text(slots: dict | None) -> str:
-    """{"cpu": 4, "gpu.shares": Decimal("1.5")} -> "cpu 4, gpu.shares 1.5"."""
+    """A domain's or project's total resource limits for people:
+    {"cpu": 4, "mem": 34359738368} -> "limits: cpu 4, mem 32 GiB"; none set
+    (nothing capped at that level) -> "no limits"."""
     if not slots:
-        return "none"
-    return ", ".join(f"{slot} {format_slot(slot, amount)}" for slot, amount in slots.items())
+        return "no limits"
+    return "limits: " + ", ".join(f"{slot} {format_slot(slot, amount)}"
+                                  for slot, amount in slots.items())
 
 
 def render(me: dict) -> str:
     projects = ", ".join(f"{p['name']} ({limits_text(p.get('total_resource_slots'))})"
-                         for p in me.get("projects") or []) or "none"
-    detail = me.get("domain_detail") or {}
+                         for p in me.get("projects") or []) or "none (ask your domain admin)"
+    detail = me.get("domain_detail")
+    domain = me.get("domain")
+    if detail is not None:
+        domain = f"{domain} ({limits_text(detail.get('total_resource_slots'))})"
     return key_values([
         ("user", me.get("name")),
-        ("domain", f"{me.get('domain')} ({limits_text(detail.get('total_resource_slots'))})"),
+        ("domain", domain),
         ("role", me.get("role")),
-        ("resource policy", me.get("resource_policy") or "none"),
+        ("resource policy", me.get("resource_policy")
+         or "none (no personal limits; 'hubgrid quota' shows every level)"),
         ("projects", projects),
         ("signed in with", me.get("credential")),
     ])

@@ -13,12 +13,13 @@ import re
 import time
 import uuid
 
+from ..amounts import parse_bytes
 from ..client import ClientError, format_amount, format_slot
+from ..words import STATE_LABELS, api_state, state_label
 from .base import EXIT_OK, EXIT_REFUSED, UsageError, command, group
 from .output import duration, key_values, parse_time, safe, safe_log, short_id, table
 
 ACTIVE = ("pending", "allocated")
-STATES = ("pending", "allocated", "released", "cancelled")
 #: how often ``logs --follow`` asks for more
 FOLLOW_INTERVAL = 2.0
 SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -69,7 +70,7 @@ def session_rows(allocations: list[dict], now) -> list[list]:
     for a in allocations:
         slots = a.get("slots") or {}
         rows.append([
-            short_id(a["id"]), a.get("server_name") or "(default)", a.get("state"),
+            short_id(a["id"]), a.get("server_name") or "(default)", state_label(a.get("state")),
             a.get("project"), a.get("resource_group"), a.get("session_type"),
             a.get("image") or "-", format_slot("cpu", slots.get("cpu", 0)),
             format_slot("mem", slots.get("mem", 0)), gpu_text(slots), placement_text(a),
@@ -117,21 +118,21 @@ def ls(ctx, args) -> None:
     now = ctx.now()
     ctx.emit(allocations, lambda data: table(HEADERS, session_rows(data, now)) if data
              else "no sessions" + ("" if args.all or args.state else
-                                   " running or pending (--all shows the ended ones)"))
+                                   " running or waiting (--all shows the ended ones)"))
 
 
 def render_one(a: dict, now) -> str:
     slots = a.get("slots") or {}
     lines = [key_values([
         ("id", a["id"]), ("name", a.get("server_name") or "(default)"), ("user", a.get("user")),
-        ("state", a.get("state")), ("project", f"{a.get('domain')}/{a.get('project')}"),
+        ("state", state_label(a.get("state"))), ("project", f"{a.get('domain')}/{a.get('project')}"),
         ("resource group", a.get("resource_group")), ("type", a.get("session_type")),
         ("image", a.get("image") or "-"), ("command", a.get("command") or "-"),
         ("slots", ", ".join(f"{k} {format_slot(k, v)}" for k, v in slots.items())),
         ("placed on", placement_text(a)), ("elapsed", elapsed(a, now)),
         ("created", a.get("created_at")), ("ended", a.get("ended_at") or "-"),
         ("exit code", "-" if a.get("exit_code") is None else a["exit_code"]),
-        ("released because", a.get("release_reason") or "-"),
+        ("ended because", a.get("release_reason") or "-"),
     ])]
     for r in a.get("reasons") or []:
         lines.append(f"{'waits' if r.get('kind') == 'wait' else 'refused'}: {safe(r.get('text'))}")
@@ -165,7 +166,9 @@ def add_request_options(p, batch_help: str) -> None:
                    help="resource group (default: %(default)s)")
     p.add_argument("-i", "--image", help="an image your domain may use (Docker sessions)")
     p.add_argument("--cpu", default="1", help="CPU cores, decimal (default: %(default)s)")
-    p.add_argument("--mem", default="2G", help="memory: 512M, 2G or bytes (default: %(default)s)")
+    p.add_argument("--mem", default="2G", type=size_argument,
+                   help="memory: 512M, 2G, 32 GiB, 1.5G or bytes; units are binary "
+                        "(default: %(default)s)")
     gpus = p.add_mutually_exclusive_group()
     gpus.add_argument("--gpu", help="whole GPUs")
     gpus.add_argument("--gpu-shares", help="a share of one GPU, e.g. 0.5")
@@ -287,18 +290,19 @@ def stop(ctx, args) -> None:
         state = "stopped" if done else "stopping"
     else:
         ctx.client.release(a["id"])
-        state = "released" if a.get("state") == "allocated" else "cancelled"
+        state = state_label("released" if a.get("state") == "allocated" else "cancelled")
     ctx.emit({"id": a["id"], "name": name, "state": state},
              lambda r: f"session {safe(name or '(default)')} ({short_id(a['id'])}): {state}")
 
 
 # --- logs ---------------------------------------------------------------------------
 
-def positive(value: str) -> int:
-    n = int(value) if value.isdigit() else 0
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"a positive number of bytes, not {value!r}")
-    return n
+def size_argument(value: str) -> str:
+    """``--mem``: a size in binary units or bytes, exactly, as a byte count."""
+    try:
+        return str(parse_bytes(value))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def logs(ctx, args) -> None:
@@ -333,20 +337,40 @@ def logs(ctx, args) -> None:
         show(part.text)
         if state.get("state") not in ACTIVE:
             ended = info_text(state)
-            ctx.note(f"hubgrid: session {state.get('state')}"
+            ctx.note(f"hubgrid: session {state_label(state.get('state'))}"
                      + (f": {safe(ended)}" if ended else ""))
             return
         time.sleep(args.interval)
 
 
+def tail_argument(value: str) -> int:
+    """``--tail``: a positive size (bytes, or in binary units)."""
+    try:
+        n = parse_bytes(value)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"a positive size, not {value!r}")
+    return n
+
+
 # --- the command table ----------------------------------------------------------------
+
+def state_argument(word: str) -> str:
+    """``--state``: the UI's word (running, waiting, ended, cancelled) or the API's."""
+    try:
+        return api_state(word)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
 
 def register(groups, common) -> None:
     subs = group(groups, "sessions", "your sessions: list, start, stop, logs, dry-run",
                  description=__doc__.split("\n\n", 1)[1])
-    p = command(subs, "ls", common, ls, "your running and pending sessions")
-    p.add_argument("--all", action="store_true", help="the ended ones too")
-    p.add_argument("--state", choices=STATES, help="only sessions in this state")
+    p = command(subs, "ls", common, ls, "your running and waiting sessions")
+    p.add_argument("--all", action="store_true", help="the ended and cancelled ones too")
+    p.add_argument("--state", type=state_argument, metavar="STATE",
+                   help=f"only sessions in this state: {', '.join(STATE_LABELS.values())}")
     p.add_argument("--user", help="another user's (admins of their domain)")
 
     p = command(subs, "show", common, show, "one session in full: reasons, apps, mounts")
@@ -360,12 +384,13 @@ def register(groups, common) -> None:
     p.add_argument("--wait", action="store_true",
                    help="follow the start until the session runs (exit 0) or fails (exit 1)")
 
-    p = command(subs, "stop", common, stop, "stop a session (or cancel a pending one)")
+    p = command(subs, "stop", common, stop, "stop a session (or cancel a waiting one)")
     p.add_argument("session", help="its id (or the start of it) or its name")
 
     p = command(subs, "logs", common, logs, "a session's output (also after it ended)")
     p.add_argument("session", help="its id (or the start of it) or its name")
-    p.add_argument("--tail", type=positive, metavar="BYTES", help="only the last BYTES bytes")
+    p.add_argument("--tail", type=tail_argument, metavar="SIZE",
+                   help="only the last SIZE of the output (bytes, or 64K, 1 MiB)")
     p.add_argument("-f", "--follow", action="store_true",
                    help="keep printing new output until the session ends")
     p.add_argument("--raw", action="store_true",

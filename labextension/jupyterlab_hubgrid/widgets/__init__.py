@@ -10,7 +10,7 @@ for the ``hubgrid`` command)::
     widgets.sessions(refresh_every=5)    # ... refreshed every 5 s (untick to stop)
     widgets.launcher()                   # the launcher alone
 
-Amounts are exact ("0.9 / 2 GPU"); the bars are for the eye only. Every
+Amounts are exact ("0.9 / 2" GPU shares); the bars are for the eye only. Every
 name, image and reason is shown as text (ipywidgets Labels), never as HTML.
 Auto-refresh runs as an asyncio task on the kernel's event loop (no thread);
 untick "auto-refresh", or call ``stop_auto_refresh()``, to stop it;

@@ -2,7 +2,7 @@
 
 - quota: my limits and use at every level (:func:`~..amounts.compose_quota`)
   as bars; a bar's ``fraction`` is a float for the progress bar only, its
-  ``text`` is exact ("0.9 / 2 GPU", never 0.8999); every slot is a bar, a
+  ``text`` is exact ("0.9 / 2", never 0.8999); every slot is a bar, a
   limit of 0 with nothing used too;
 - sessions: one row per session of mine (state, project, group, image,
   cpu/mem/GPU, elapsed, why it waits or how it ended) and how to stop it;
@@ -25,14 +25,16 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..amounts import format_amount, format_bytes, format_slot
 from ..cli.output import duration, parse_time, safe
+from ..words import state_label
 
 # --- quota as bars -----------------------------------------------------------------
 
 #: what a slot is called on its bar
 SLOT_NAMES = {"cpu": "CPU", "mem": "Memory", "gpu": "GPU", "gpu.shares": "GPU shares"}
-#: the unit after an amount ("0.9 / 2 GPU"); memory carries its own (GiB)
-UNITS = {"cpu": "CPU", "gpu": "GPU", "gpu.shares": "GPU", "sessions": "sessions",
-         "folders": "folders", "mem": "", "storage": ""}
+#: counts named after their number ("1 session", "3 / 5 sessions"); slot
+#: amounts carry no unit, as on the Summary panel ("0.9 / 2" on the bar
+#: "GPU shares"), and memory and storage carry their own (GiB)
+NOUNS = {"sessions": ("session", "sessions"), "folders": ("folder", "folders")}
 LEVEL_TITLES = {"user": "User", "keypair": "Keypair", "project": "Project",
                 "domain": "Domain"}
 
@@ -44,7 +46,8 @@ class Bar:
     key: str
     #: what is measured ("GPU shares")
     name: str
-    #: exact, for people: "0.9 / 2 GPU", "512 MiB / 8 GiB", "0.9 GPU (unlimited)"
+    #: exact, for people, as the Summary panel: "0.9 / 2", "512 MiB / 8 GiB",
+    #: "0.9 (unlimited)", "1 session (unlimited)"
     text: str
     #: the used part of the bar, 0..1 (display only; 0 when unlimited)
     fraction: float
@@ -80,12 +83,17 @@ def make_bar(key: str, limit: Any, used: Any, pending: Any = 0, name: str | None
     """A bar from a limit (None: unlimited), the use and what waits on top."""
     used, pending = Decimal(used), Decimal(pending or 0)
     limit = None if limit is None else Decimal(limit)
-    unit = UNITS.get(key, key)
-    suffix = f" {unit}" if unit else ""
+    last = used if limit is None else limit
+
+    def noun() -> str:  # after the last number: "1 session", "0 / 1 session", "2 sessions"
+        if key not in NOUNS:
+            return ""
+        return " " + NOUNS[key][0 if last == 1 else 1]
+
     if limit is None:
-        text = f"{_amount(key, used)}{suffix} (unlimited)"
+        text = f"{_amount(key, used)}{noun()} (unlimited)"
     else:
-        text = f"{_amount(key, used)} / {_amount(key, limit)}{suffix}"
+        text = f"{_amount(key, used)} / {_amount(key, limit)}{noun()}"
     if pending > 0:
         text += f" (+{_amount(key, pending)} waiting)"
     return Bar(key, name or SLOT_NAMES.get(key, key), text, fraction_of(used, limit),
@@ -138,8 +146,6 @@ def quota_view(quota: Mapping) -> list[LevelView]:
 # --- sessions as rows ----------------------------------------------------------------
 
 ACTIVE = ("pending", "allocated")
-STATE_LABELS = {"allocated": "running", "pending": "waiting", "released": "ended",
-                "cancelled": "cancelled"}
 #: the table's columns, in order (the stop button comes after them; why a
 #: session waits or how it ended is listed under the table, by name)
 COLUMNS = ("Name", "State", "Project", "Group", "Image", "CPU", "Memory", "GPU", "Elapsed")
@@ -239,7 +245,7 @@ def session_row(a: Mapping, now: dt.datetime, this_session: tuple[str, str] | No
     return SessionRow(
         id=a["id"], name=name + (" (this notebook)" if this_one else ""),
         state=a.get("state", ""),
-        state_label=STATE_LABELS.get(a.get("state", ""), safe(a.get("state"))),
+        state_label=safe(state_label(a.get("state", ""))),
         active=a.get("state") in ACTIVE, project=safe(a.get("project")),
         group=safe(a.get("resource_group")), image=safe(a.get("image")) if a.get("image") else "-",
         cpu=format_slot("cpu", slots.get("cpu", 0)), mem=format_slot("mem", slots.get("mem", 0)),

@@ -1,6 +1,6 @@
 """The quota widget: my limits and use at every level that binds me (my
 resource policy, each project, my domain), a progress bar per slot with the
-exact amount beside it ("0.9 / 2 GPU"), sessions, folders and storage."""
+exact amount beside it ("0.9 / 2", as the Summary panel), sessions, folders and storage."""
 
 from __future__ import annotations
 
