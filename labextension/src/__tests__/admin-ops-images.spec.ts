@@ -21,8 +21,10 @@ describe('images', () => {
     expect(imageChange(img, form)).toEqual({});
     expect(imageChange(img, { ...form, domains: 'acme, globex' })).toEqual({ domains: ['acme', 'globex'] });
     expect(imageChange(img, { ...form, minSlots: 'cpu=2, mem=1G' })).toEqual({
-      min_slots: { cpu: '2', mem: '1G' }
+      min_slots: { cpu: '2', mem: '1073741824' }
     });
+    expect(imageForm({ ...img, min_slots: { mem: '1610612736' } }).minSlots).toBe('mem=1.5 GiB');
+    expect(() => imageChange(img, { ...form, minSlots: 'mem=0.5' })).toThrow('whole number of bytes');
     expect(() => imageChange(img, { ...form, minSlots: 'cpu' })).toThrow('slot=amount');
     expect(textToPorts('t:http:lab/terminals/1')).toEqual([
       { name: 't', protocol: 'http', path: 'lab/terminals/1' }

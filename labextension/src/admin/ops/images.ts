@@ -4,6 +4,7 @@
  * (only what changed), and a scan's result as lines.
  */
 
+import { bytesText, parseBytes } from '../../amounts';
 import { IImage, IScanResult, IServicePort, SlotMap } from './types';
 
 /** "repo/path:tag" -> {name: "repo/path", tag: "tag"} (a registry's "host:port/x" kept whole). */
@@ -16,10 +17,10 @@ export function nameAndTag(full: string): { name: string; tag: string } {
   return { name: full, tag: '' };
 }
 
-/** "cpu=1, mem=1073741824" (the form's text of min_slots). */
+/** "cpu=1, mem=1 GiB" (the form's text of min_slots: memory in binary units when exact). */
 export function slotsToText(slots: SlotMap | null | undefined): string {
   return Object.entries(slots ?? {})
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${k}=${k === 'mem' ? bytesText(String(v)) : v}`)
     .join(', ');
 }
 
@@ -42,7 +43,13 @@ export function textToSlots(text: string): SlotMap {
     if (eq <= 0) {
       throw new Error(`minimum resources: "${item}" is not slot=amount`);
     }
-    out[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+    const slot = item.slice(0, eq).trim();
+    const value = item.slice(eq + 1).trim();
+    try {
+      out[slot] = slot === 'mem' ? parseBytes(value).toString() : value;
+    } catch (e) {
+      throw new Error(`minimum resources: mem: ${(e as Error).message}`);
+    }
   }
   return out;
 }
