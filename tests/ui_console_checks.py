@@ -20,6 +20,8 @@ Screenshot console-admin-users.png (into $HUBGRID_SCREENSHOTS, e.g. docs/images)
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from hub_fixtures import _ok
@@ -78,9 +80,14 @@ def servers_of(hub, user: str) -> dict:
     return _ok(hub.hub_call("GET", f"users/{user}"), 200).get("servers", {})
 
 
+def fresh() -> str:
+    """A fresh suffix (not the module's ``tag``: its tests search users by it)."""
+    return uuid.uuid4().hex[:6]
+
+
 def test_console_a_domain_admin_with_no_project_administers_his_domain(
-        world, chromium, tag, tmp_path):  # noqa: F811
-    hub = world.hub
+        world, chromium, tmp_path):  # noqa: F811
+    hub, tag = world.hub, fresh()
     assert _ok(hub.call("GET", "users/gus", "admin"), 200)["projects"] == []
     context, page = hub_login(chromium, hub, "gus")
     try:
@@ -121,8 +128,8 @@ def test_console_a_domain_admin_with_no_project_administers_his_domain(
         context.close()
 
 
-def test_console_a_plain_user_finds_her_pages_and_no_admin_page(world, chromium, tag):  # noqa: F811
-    hub = world.hub
+def test_console_a_plain_user_finds_her_pages_and_no_admin_page(world, chromium):  # noqa: F811
+    hub, tag = world.hub, fresh()
     context, page = hub_login(chromium, hub, "alice")
     try:
         page.goto(f"{hub.url}{CONSOLE}#admin-users")
