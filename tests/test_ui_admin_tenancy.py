@@ -278,6 +278,15 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     assert saved["total_resource_slots"] == {"cpu": "8", "gpu.shares": "1.5"}
     assert (saved["idle_timeout"], saved["max_keeps"], saved["max_gpus_per_session"]) == (3600, 2, "1.5")
     assert saved["utilization_thresholds"] == {"cpu": "5", "gpu_util": "2.5"}
+    # the resource presets the spawn form and the launcher offer (the demo's), read-only
+    presets = policies.locator('[data-table="presets"] tr[data-preset]')
+    presets.first.wait_for(timeout=SLOW)
+    assert presets.evaluate_all("rs => rs.map(r => r.dataset.preset)") == [
+        "small", "medium", "large"]
+    small = policies.locator('tr[data-preset="small"]')
+    assert small.locator("td").first.inner_text() == "small (default)"
+    assert (small.locator('[data-column="cpu"]').inner_text(),
+            small.locator('[data-column="mem"]').inner_text()) == ("0.5", "1 GiB")
     screenshot(page, "lab-admin-policies.png", tmp_path)
 
     # a user in the new domain, then their project and policy from the edit form

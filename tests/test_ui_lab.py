@@ -28,6 +28,11 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
   upload, is listed, and the service holds its bytes;
 - A opens a session's Details (history and use now), switches between the
   Interactive and Batch tabs, and stops two selected sessions with one question;
+- the launcher and the hub's spawn form offer the same resource presets and
+  start on the default one (which fits at once);
+- B's start into a full group waits: the hub's page says its place in the
+  queue and what it waits for, and B's Cancel takes the request out of the
+  queue (cancelled, nothing started);
 
 Screenshots (lab-summary, lab-launcher, lab-sessions, lab-session-log,
 lab-session-detail, lab-sessions-stop-selected, lab-data-invitations,

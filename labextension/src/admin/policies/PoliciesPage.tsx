@@ -11,6 +11,7 @@ import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
 import { IPolicy, POLICY_FIELDS, PolicyDraft, policyCell, policyDraft, policyRequest } from './form';
 import { FormFields } from './FormFields';
+import { PresetsTable } from './PresetsTable';
 
 const COLUMNS = ['total_resource_slots', 'max_concurrent_sessions', 'max_session_lifetime', 'idle_timeout', 'max_gpus_per_session', 'allowed_resource_groups'];
 
@@ -92,6 +93,7 @@ export function PoliciesPage(props: IAdminPageProps): JSX.Element {
           {chosen && (
             <button className="jp-mod-styled" onClick={() => setChosen(null)}>New policy…</button>
           )}
+          <PresetsTable {...props} />
         </div>
         <div className="jp-hubgrid-admin-side">
           <PolicyForm
