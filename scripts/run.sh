@@ -65,6 +65,12 @@ if [[ "${HUBGRID_SPAWNER:-local}" == local && "$(id -u)" == 0 ]]; then
          "shell here (the passwords in $HUBGRID_STATE_DIR/ too). Try the demo alone, on" \
          "loopback; for more than one person use HUBGRID_SPAWNER=docker or slurm."
 fi
+if [[ "${HUBGRID_SPAWNER:-local}" == local ]]; then
+    echo "Stopping the hub (Ctrl-C) stops the local sessions with it."
+else
+    echo "Sessions outlive the hub (a restart keeps them): stop them before you stop the hub" \
+         "for good (the hub's Home page, or \`hubgrid sessions stop\`)."
+fi
 demo_gpus="${HUBGRID_DEMO_GPUS:-2}"
 if [[ "$demo_gpus" != 0 ]]; then
     echo "demo GPUs: the node declares $demo_gpus GPUs (model demo-declared): NOT real devices," \
