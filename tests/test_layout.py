@@ -19,7 +19,8 @@ HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
 #: pure packages: decisions over data, no IO
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",
-        "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images")
+        "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images",
+        "quota_service.core.sizes")
 IO_MODULES = ("sqlalchemy", "tornado", "docker", "requests", "httpx", "subprocess", "socket",
               "asyncio", "os", "pathlib", "shutil", "threading")
 MAX_LINES = 600
