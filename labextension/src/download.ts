@@ -1,7 +1,53 @@
 /**
- * Downloads made from fetched answers (CSV exports of the admin and
- * Statistics pages): the name a server gave the file, and the save.
+ * Downloads: made from fetched answers (CSV exports of the admin and
+ * Statistics pages: the name a server gave the file, and the save), and of
+ * a folder's files through a one-use ticket, so that no credential is ever
+ * put in a URL (jupyterlab_hubgrid/downloads.py).
  */
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** where this server issues download tickets */
+export const TICKETS_PATH = 'hubgrid/download-tickets';
+
+/**
+ * A one-use link (valid 60 s) to one file of a folder: asked of this
+ * server with an ordinary authenticated, XSRF-checked call; the link holds
+ * no token, only the ticket, which works once.
+ */
+export async function downloadTicket(
+  settings: ServerConnection.ISettings,
+  folderId: string,
+  path: string
+): Promise<string> {
+  const response = await ServerConnection.makeRequest(
+    URLExt.join(settings.baseUrl, TICKETS_PATH),
+    {
+      method: 'POST',
+      body: JSON.stringify({ folder: folderId, path }),
+      headers: { 'Content-Type': 'application/json' }
+    },
+    settings
+  );
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok || typeof data?.url !== 'string') {
+    throw new ServerConnection.ResponseError(response, data?.message || `the download was refused (${response.status})`);
+  }
+  return data.url;
+}
+
+/** Follow a download link (the browser saves the file under `name`). */
+export function followDownload(url: string, name: string): void {
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.rel = 'noreferrer';
+  a.style.display = 'none';
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+}
 
 /** Hand `blob` to the browser as a download named `name`. */
 export function saveBlob(blob: Blob, name: string): void {

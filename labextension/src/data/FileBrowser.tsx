@@ -279,11 +279,12 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
               <td>{formatTime(entry.mtime)}</td>
               <td className="jp-hubgrid-data-actions">
                 {entry.type === 'file' && (
-                  <a className="jp-ToolbarButtonComponent jp-mod-minimal jp-Button"
-                    href={api.downloadUrl(settings, folder.id, joinPath(dir, entry.name))}
-                    download={entry.name} title={`Download ${entry.name}`} aria-label={`Download ${entry.name}`}>
+                  <button className="jp-ToolbarButtonComponent jp-mod-minimal jp-Button"
+                    data-download={entry.name} title={`Download ${entry.name}`} aria-label={`Download ${entry.name}`}
+                    onClick={() => void attempt('Not downloaded',
+                      () => api.downloadFile(settings, folder.id, joinPath(dir, entry.name), entry.name))}>
                     <downloadIcon.react tag="span" />
-                  </a>
+                  </button>
                 )}
                 {folder.canManage && (
                   <>

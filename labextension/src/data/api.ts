@@ -6,6 +6,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import { downloadTicket, followDownload } from '../download';
 import { API_NAMESPACE, requestAPI } from '../request';
 import { encodePath } from './paths';
 import {
@@ -141,21 +142,12 @@ export function deleteEntry(
 }
 
 /**
- * Where the browser downloads a file (a plain GET through the forwarder;
- * the service sends Content-Disposition). A server reached with a token
- * (no login cookie) gets it in the query, as Jupyter's own downloads and
- * websockets do; the forwarder never passes it on.
+ * Download one file: a one-use ticket from this server, then the browser
+ * follows its link (the service sends Content-Disposition). No token goes
+ * in the URL, whether the page logged in by cookie or by token.
  */
-export function downloadUrl(s: Settings, id: string, path: string): string {
-  const url = URLExt.join(
-    s.baseUrl,
-    API_NAMESPACE,
-    'vfolders',
-    q(id),
-    'download'
-  );
-  const token = s.token ? `&token=${q(s.token)}` : '';
-  return `${url}?path=${encodePath(path)}${token}`;
+export async function downloadFile(s: Settings, id: string, path: string, name: string): Promise<void> {
+  followDownload(await downloadTicket(s, id, path), name);
 }
 
 /** The folder's tus endpoint (resumable uploads). */
