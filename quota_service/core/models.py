@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 
+from sqlalchemy import false as sa_false
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -271,6 +272,11 @@ class Node(Base):
     capacity: Mapped[dict] = mapped_column(JSON, default=dict)
     schedulable: Mapped[bool] = mapped_column(Boolean, default=True)
     backend_url: Mapped[str] = mapped_column(String(1024), default="")
+    #: why GPU shares cannot be enforced on it now ("" when they can): it then
+    #: takes no share, unless ``shares_unenforced`` (an admin's mark)
+    share_check: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    shares_unenforced: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                    server_default=sa_false())
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     resource_group: Mapped[ResourceGroup] = relationship(back_populates="nodes")

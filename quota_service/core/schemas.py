@@ -356,6 +356,10 @@ class NodeCreate(Body):
     devices: list[DeviceSpec] = []
     schedulable: StrictBool = True
     backend_url: Annotated[StrictStr, Field(max_length=1024)] = ""
+    #: why GPU shares cannot be enforced on the node now ("" when they can)
+    share_check: Annotated[StrictStr, Field(max_length=200)] = ""
+    #: an admin lets the node take shares it cannot enforce ("shares not enforced")
+    shares_unenforced: StrictBool = False
 
 
 class NodeUpdate(Body):
@@ -363,6 +367,8 @@ class NodeUpdate(Body):
     devices: list[DeviceSpec] | None = None
     schedulable: StrictBool | None = None
     backend_url: Annotated[StrictStr, Field(max_length=1024)] | None = None
+    share_check: Annotated[StrictStr, Field(max_length=200)] | None = None
+    shares_unenforced: StrictBool | None = None
 
 
 def _server_name(value: str) -> str:

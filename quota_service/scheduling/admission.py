@@ -386,13 +386,20 @@ def _waiting(req: Request, snap: Snapshot, code: str, message: str) -> Decision:
 
 
 def waiting_for_capacity(req: Request, snap: Snapshot,
-                         free: tuple[Mapping[str, Decimal], ...] | None = None) -> Decision:
+                         free: tuple[Mapping[str, Decimal], ...] | None = None,
+                         unenforced: tuple[str, ...] = ()) -> Decision:
     """Admitted by the limits, but no node has room now: pending. ``free``:
     what each node that could hold the request (schedulable, an allowed GPU
     model) has free now (``gpu``: whole free GPUs, ``gpu.shares``: the most
-    free on one GPU); the reason then says which slot is short, by how much."""
+    free on one GPU); the reason then says which slot is short, by how much.
+    ``unenforced``: the nodes that take no GPU share now because their
+    shares cannot be enforced (``node: why``), said first."""
     why = "" if not free else shortfall(req.slots, free)
-    if free is not None and not free:
+    if unenforced:
+        tail = (f": GPU shares cannot be enforced now on {'; '.join(unenforced)}"
+                + (f"; elsewhere {why}" if why else "")
+                + ", waiting for a node that enforces them")
+    elif free is not None and not free:
         tail = ": every node that could hold it is drained, waiting for one to take sessions again"
     elif why:
         tail = f": {why}, waiting for running sessions to end"

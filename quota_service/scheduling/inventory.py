@@ -206,6 +206,16 @@ def node_use(s: Session, node_ids: list[int]) -> dict[int, NodeUse]:
     return use
 
 
+def shares_model(n: Node) -> dict:
+    """Whether the node's GPU shares are enforced: ``enforced`` (its mode can
+    hold them now), ``reason`` (why not), ``taken`` (it takes shares: when
+    enforced, or when an admin marked it ``not_enforced_allowed``)."""
+    enforced = not n.share_check
+    return {"enforced": enforced, "reason": n.share_check,
+            "not_enforced_allowed": n.shares_unenforced,
+            "taken": enforced or n.shares_unenforced}
+
+
 def node_model(n: Node, use: NodeUse) -> dict:
     """A node: capacity and devices, what is held on it (``used``) and the
     share taken of each GPU (``taken``): exact text, and whose, never."""
@@ -217,6 +227,7 @@ def node_model(n: Node, use: NodeUse) -> dict:
                      "taken": format_amount(use.shares.get(d.index, ZERO))} for d in n.devices],
         "used": slotlib.to_text(use.slots),
         "schedulable": n.schedulable,
+        "shares": shares_model(n),
         "backend_url": n.backend_url,
         "created_at": iso(n.created_at),
     }
@@ -275,6 +286,7 @@ def new_node(rg: ResourceGroup, body) -> Node:
     """A checked Node from a NodeCreate body (the API and the configuration)."""
     return Node(name=body.name, resource_group=rg, capacity=_check_capacity(body.capacity),
                 schedulable=body.schedulable, backend_url=body.backend_url,
+                share_check=body.share_check, shares_unenforced=body.shares_unenforced,
                 devices=_devices(body.devices))
 
 
@@ -289,7 +301,7 @@ def update_node(s: Session, p: Principal, name: str, body) -> dict:
                                                 Allocation.state == "allocated").limit(1)):
             raise Conflict(f"node {name!r} has running sessions: drain it before changing devices")
         n.devices = _devices(body.devices)
-    for key in ("schedulable", "backend_url"):
+    for key in ("schedulable", "backend_url", "share_check", "shares_unenforced"):
         if key in change:
             setattr(n, key, change[key])
     s.flush()

@@ -139,6 +139,7 @@ def cluster_state(rg: ResourceGroup, running: list[Allocation]) -> ClusterState:
             name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=max(cpu_free, 0),
             mem_free=max(mem_free, 0), gpu_model=min(models) if models else "",
             gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
+            takes_shares=not n.share_check or n.shares_unenforced,
         ))
     return ClusterState(nodes)
 
@@ -279,12 +280,14 @@ def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
     """(decision, placement or None) for one request, with no writes."""
     req = admission_request(ctx, amounts, session_type, queued, models)
     return judge(req, ctx.snapshot(now, exclude),
-                 lambda: cluster_state(ctx.rg, ctx.rg_running), strategy)
+                 lambda: cluster_state(ctx.rg, ctx.rg_running), strategy, ctx.rg)
 
 
-def judge(req: admission.Request, snap: admission.Snapshot, state, strategy):
+def judge(req: admission.Request, snap: admission.Snapshot, state, strategy,
+          rg: ResourceGroup | None = None):
     """(decision, placement or None): admission, then placement on the
-    cluster ``state()`` returns (asked only for an admitted request)."""
+    cluster ``state()`` returns (asked only for an admitted request). ``rg``:
+    the group, whose nodes say why a share waits when they cannot enforce it."""
     decision = admission.decide(req, snap)
     if decision.verdict != "admit":
         return decision, None
@@ -292,17 +295,33 @@ def judge(req: admission.Request, snap: admission.Snapshot, state, strategy):
     preq = placement_request(req.slots, req.gpu_models)
     placement = strategy.choose(cluster, preq)
     if placement is None:
-        return admission.waiting_for_capacity(req, snap, node_room(cluster, preq)), None
+        return admission.waiting_for_capacity(req, snap, node_room(cluster, preq),
+                                              unenforced_shares(rg, preq) if rg else ()), None
     return decision, placement
+
+
+def is_share(preq: PRequest) -> bool:
+    return preq.num_gpu == 1 and preq.gpu_milli < GPU_MILLI
+
+
+def unenforced_shares(rg: ResourceGroup, preq: PRequest) -> tuple[str, ...]:
+    """For a share: the group's nodes that take none because their shares
+    cannot be enforced now, each with the reason (``node: reason``)."""
+    if not is_share(preq):
+        return ()
+    return tuple(f"{n.name}: {n.share_check}" for n in sorted(rg.nodes, key=lambda n: n.name)
+                 if n.schedulable and n.share_check and not n.shares_unenforced)
 
 
 def node_room(cluster: ClusterState, preq: PRequest) -> tuple[dict[str, Decimal], ...]:
     """What each node that could hold ``preq`` (schedulable; for GPUs, an
-    allowed model) has free now, in slots: ``gpu`` whole free GPUs,
-    ``gpu.shares`` the most free on one GPU."""
+    allowed model; for a share, one that takes shares) has free now, in
+    slots: ``gpu`` whole free GPUs, ``gpu.shares`` the most free on one GPU."""
     out = []
     for n in cluster.nodes():
         if not n.schedulable or (preq.num_gpu and not preq.allows_model(n.gpu_model)):
+            continue
+        if is_share(preq) and not n.takes_shares:
             continue
         out.append({"cpu": Decimal(n.cpu_free) / THOUSAND, "mem": Decimal(n.mem_free),
                     "gpu": Decimal(sum(1 for f in n.gpu_free if f == GPU_MILLI)),

@@ -217,7 +217,7 @@ def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.
         resource_group=rg.name, slots=amounts, session_type=a.session_type, queued=True,
         gpu_models=frozenset(a.gpu_models), image=a.image)
     snap = view.snapshot(a, amounts, user, project, policy, now)
-    return ledger.judge(req, snap, view.cluster, strategy)
+    return ledger.judge(req, snap, view.cluster, strategy, rg)
 
 
 def inactive(user: User, project: Project) -> admission.Decision | None:

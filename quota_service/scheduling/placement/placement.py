@@ -96,6 +96,8 @@ class Node:
     gpu_free: tuple[int, ...] = ()
     schedulable: bool = True
     rank: int = 0
+    #: False: its GPU shares cannot be enforced now (it takes whole GPUs only)
+    takes_shares: bool = True
 
     def __post_init__(self) -> None:
         if not 0 <= self.cpu_free <= self.cpu_capacity:
@@ -135,12 +137,14 @@ class Decision:
 def fits(request: Request, node: Node) -> bool:
     """Whether ``node`` can take ``request`` now (PROTOCOL.md §4)."""
     return fits_values(
-        request, node.schedulable, node.cpu_free, node.mem_free, node.gpu_model, node.gpu_free
+        request, node.schedulable, node.cpu_free, node.mem_free, node.gpu_model, node.gpu_free,
+        node.takes_shares,
     )
 
 
 def fits_values(
-    request: Request, schedulable: bool, cpu_free: int, mem_free: int, model: str, gpu_free
+    request: Request, schedulable: bool, cpu_free: int, mem_free: int, model: str, gpu_free,
+    takes_shares: bool = True,
 ) -> bool:
     """:func:`fits` on a node's raw values (the cluster state's hot path)."""
     if not schedulable or request.cpu > cpu_free or request.mem > mem_free:
@@ -151,7 +155,7 @@ def fits_values(
         return False
     milli = request.gpu_milli
     if request.num_gpu == 1:
-        return max(gpu_free) >= milli
+        return (takes_shares or milli == GPU_MILLI) and max(gpu_free) >= milli
     return sum(1 for free in gpu_free if free == GPU_MILLI) >= request.num_gpu
 
 

@@ -43,6 +43,7 @@ class ClusterState:
         self.mem_free: list[int] = [n.mem_free for n in nodes]
         self.gpu_free: list[list[int]] = [list(n.gpu_free) for n in nodes]
         self.schedulable: list[bool] = [n.schedulable for n in nodes]
+        self.takes_shares: list[bool] = [n.takes_shares for n in nodes]
         self.version: list[int] = [0] * len(nodes)
         self._by_model: dict[str, list[int]] = {}
         for i, n in enumerate(nodes):
@@ -70,7 +71,7 @@ class ClusterState:
         return Node(
             self.names[i], self.cpu_capacity[i], self.mem_capacity[i], self.cpu_free[i],
             self.mem_free[i], self.model[i], tuple(self.gpu_free[i]), self.schedulable[i],
-            self.rank[i],
+            self.rank[i], self.takes_shares[i],
         )
 
     def nodes(self) -> list[Node]:
@@ -80,7 +81,7 @@ class ClusterState:
         """Whether node ``i`` can take ``request`` now."""
         return fits_values(
             request, self.schedulable[i], self.cpu_free[i], self.mem_free[i], self.model[i],
-            self.gpu_free[i],
+            self.gpu_free[i], self.takes_shares[i],
         )
 
     def candidates(self, request: Request) -> list[int]:
