@@ -42,7 +42,20 @@ export class ReclaimGuard {
     for (const kind of ['keydown', 'pointerdown', 'wheel']) {
       document.addEventListener(kind, onInput, { capture: true, passive: true });
     }
-    void this.watch();
+    // one waiting call per browser for all of this server's tabs (a browser
+    // opens at most 6 connections to a host): the tab holding the lock waits,
+    // and tells the others when the reclaim is due; each saves its documents
+    const name = `hubgrid-reclaim:${this.settings.baseUrl}`;
+    this.channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(name) : null;
+    if (this.channel) {
+      this.channel.onmessage = (e: MessageEvent) => void this.save(e.data as IDueReclaim);
+    }
+    const locks = (navigator as any).locks;
+    if (locks?.request && this.channel) {
+      void locks.request(name, () => this.watch());
+    } else {
+      void this.watch(); // no Web Locks (plain http): one call per tab
+    }
   }
 
   /** what this Lab knows of its reclaim (the due notice, the save) */
@@ -94,6 +107,7 @@ export class ReclaimGuard {
         continue;
       }
       seen = due.key;
+      this.channel?.postMessage(due); // the other tabs of this server save theirs
       await this.save(due);
     }
   }
@@ -150,6 +164,7 @@ export class ReclaimGuard {
   }
 
   private readonly settings: ServerConnection.ISettings;
+  private readonly channel: BroadcastChannel | null;
   private inputAt: number | null = null;
   private inputTimer: number | null = null;
   private stopped = false;
