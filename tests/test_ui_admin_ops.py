@@ -119,7 +119,9 @@ def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
     card1 = groups.locator(f'[data-group="{group}"] [data-node="{n1}"][data-detail="loaded"]')
     card1.wait_for(timeout=SLOW)
     # gina's half GPU on n1, by name for a superadmin; exact bars
-    assert "gina (globex/lab)" in card1.locator('[data-gpu="0"]').inner_text()
+    assert f"gina/{cluster['gina']['id'][:8]} (globex/lab): 0.5" in card1.locator('[data-gpu="0"]').inner_text()
+    holder = card1.locator(f'.jp-hubgrid-ops-holder[data-allocation="{cluster["gina"]["id"]}"]')
+    assert holder.get_attribute("title") == f"session {cluster['gina']['id']}"
     assert card1.locator('[data-slot="gpu"] .jp-hubgrid-bar-text').inner_text() == \
         "0.5 of 2 used, 1.5 free"
 
@@ -175,7 +177,11 @@ def test_queue_shows_waiting_requests_and_a_move_to_the_front_is_logged(
     second = section.locator(f'tr[data-request="{waiting[1]["id"]}"]')
     second.wait_for(timeout=SLOW)
     assert second.get_attribute("data-position") == "1"
-    assert "gina (globex/lab)" in second.inner_text() and "CPU 4" in second.inner_text()
+    # the request is named as a session (owner/server; an API one by its short id), its id in the title
+    who = second.locator('[data-field="session"]')
+    assert who.inner_text() == f"gina/{waiting[1]['id'][:8]} (globex/lab)", who.inner_text()
+    assert who.get_attribute("title") == f"session {waiting[1]['id']}"
+    assert "CPU 4" in second.inner_text()
     screenshot(page, "lab-admin-queue.png", tmp_path)
     with page.expect_response(lambda r: _is(r, "PATCH", f"/queue/{waiting[1]['id']}")) as answer:
         second.get_by_role("button", name="Move").click()
@@ -186,6 +192,15 @@ def test_queue_shows_waiting_requests_and_a_move_to_the_front_is_logged(
     mine = [e for e in entries if e["target"] == f"{group}/{waiting[1]['id']}"]
     assert len(mine) == 1 and mine[0]["outcome"] == "success", entries
     assert "position 1 -> 0" in mine[0]["detail"], mine[0]
+    # live: a request that comes shows up, and one that leaves the queue (cancelled by its
+    # owner here; an admitted one leaves it the same way) goes, by itself, no Refresh
+    extra = _ok(hub.call("POST", "allocations", "alice", json={
+        "project": "ml", "resource_group": group, "slots": {"cpu": "4"}}), 202)
+    cluster["ids"].append(extra["id"])
+    row = section.locator(f'tr[data-request="{extra["id"]}"]')
+    row.wait_for(timeout=30_000)
+    _ok(hub.call("DELETE", f"allocations/{extra['id']}", "alice"), 204)
+    row.wait_for(state="detached", timeout=30_000)
 
     sessions = open_page(page, "Sessions (All)", "#jp-hubgrid-admin-sessions")
     sessions.locator(f'tr[data-allocation="{cluster["gina"]["id"]}"]').wait_for(timeout=SLOW)
