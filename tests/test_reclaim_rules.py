@@ -257,3 +257,21 @@ def test_the_public_notice_says_what_and_when_and_whether_it_can_be_kept():
     assert rules.public(data, 2, None)["can_keep"] is False
     assert rules.public(dict(data, shadow=True), 0, None) is None
     assert rules.public(None, 0, None) is None
+
+
+def test_reasons_say_times_in_utc_to_the_second_and_the_numbers_keep_iso():
+    """Issue #19 item 9: no raw ISO time (microseconds, offsets) in the texts
+    people read; the numbers stay machine-readable."""
+    st = rules.Settings(idle_timeout=600, max_lifetime=3600)
+    started = T0 + dt.timedelta(microseconds=123456)
+    last = T0 + dt.timedelta(seconds=5, microseconds=654321)
+    found = rules.findings(st, started, last, "the hub", None, at(300), None, None)
+    idle = next(f for f in found if f.rule == "idle")
+    lifetime = next(f for f in found if f.rule == "lifetime")
+    assert "(last: 2026-01-01 12:00:05 UTC, the hub)" in idle.reason, idle.reason
+    assert "running since 2026-01-01 12:00:00 UTC," in lifetime.reason, lifetime.reason
+    for f in (idle, lifetime):
+        assert "+00:00" not in f.reason and ".123456" not in f.reason and "T12:" not in f.reason
+    assert idle.numbers["last_activity"] == last.isoformat()
+    other = dt.datetime(2026, 1, 1, 13, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert rules.utc_text(other) == "2026-01-01 12:00:00 UTC"
