@@ -1,6 +1,6 @@
 import { checkForm, ILaunchForm } from '../sessions/launch';
 import { clockTime, historyRows, IHistory, slotsText, usageView } from '../sessions/detail';
-import { activeCounts, ofType, stopEach, stopQuestion, stopTargets, toggle } from '../sessions/selection';
+import { activeCounts, endedOfTab, ofType, stopEach, stopQuestion, stopTargets, toggle } from '../sessions/selection';
 import { IAllocation } from '../summary/types';
 import { historyLabel, stateLabel } from '../words';
 
@@ -111,6 +111,14 @@ describe('tabs and the selection', () => {
     expect(ofType(all, 'batch').map(a => a.id)).toEqual(['c', 'e']);
     expect(ofType([{ ...all[0], session_type: '' } as IAllocation], 'interactive')).toHaveLength(1);
     expect(activeCounts(all)).toEqual({ interactive: 2, batch: 1 });
+  });
+
+  it("counts a tab's ended sessions, with + while the service holds more unread", () => {
+    const batchEnded = ofType(all, 'batch').filter(a => a.state === 'released');
+    expect(endedOfTab(all, 'batch', batchEnded, 2)).toEqual({ count: '1', more: false });
+    expect(endedOfTab(all, 'interactive', [], 2)).toEqual({ count: '1', more: true });
+    expect(endedOfTab(all, 'batch', batchEnded, 9)).toEqual({ count: '1+', more: true });
+    expect(endedOfTab(all.slice(0, 3), 'batch', [], 0)).toEqual({ count: '0', more: false });
   });
 
   it('toggles a selection without changing the old one', () => {

@@ -29,7 +29,7 @@ import { sessionsIcon } from './icons';
 import { askForSession } from './Launcher';
 import { defaultForm, suggestName, userOptions } from './launch';
 import { ISessionRow, safeAppUrl, serverUrl, sessionRow, visibleSessions } from './model';
-import { activeCounts, ofType, stopEach, stopQuestion, stopTargets, toggle } from './selection';
+import { activeCounts, endedOfTab, ofType, stopEach, stopQuestion, stopTargets, toggle } from './selection';
 import { SESSION_TYPES } from '../words';
 import { IReclaimable, IReclaimRow, reclaimRow } from './reclaim';
 import { ReclaimLine } from './ReclaimLine';
@@ -139,8 +139,8 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
   const me = store.me!;
   const now = Date.now();
   const counts = activeCounts(store.allocations.filter(a => a.user === me.name));
-  const { active, ended, endedTotal } = visibleSessions(
-    ofType(store.allocations, tab), me.name, store.endedWanted, store.endedTotal);
+  const { active, ended } = visibleSessions(ofType(store.allocations, tab), me.name, store.endedWanted);
+  const endedTab = endedOfTab(store.allocations.filter(a => a.user === me.name), tab, ended, store.endedTotal);
   const targets = stopTargets(active, selected);
 
   const openUrl = (a: IAllocation): string | null => {
@@ -253,11 +253,11 @@ function SessionsView(props: { store: SessionsStore; actions: ISessionActions; o
       ) : (
         <ul className="jp-hubgrid-session-list" aria-label="active sessions">{active.map(card)}</ul>
       )}
-      {endedTotal > 0 && (
+      {endedTab.count !== '0' && (
         <>
-          <h3>Ended ({endedTotal})</h3>
+          <h3>Ended ({endedTab.count})</h3>
           <ul className="jp-hubgrid-session-list" aria-label="ended sessions">{ended.map(card)}</ul>
-          {endedTotal > ended.length && (
+          {endedTab.more && (
             <button className="jp-mod-styled" onClick={() => void store.showMoreEnded().catch(() => undefined)}>
               Show more
             </button>

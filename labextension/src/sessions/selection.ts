@@ -82,3 +82,21 @@ export async function stopEach(
   }
   return report;
 }
+
+/**
+ * One tab's ended sessions: `count` says how many of this type were read
+ * ("12+" when the service holds ended sessions not read yet, of whichever
+ * type), `more` whether "Show more" may find more. `serverTotal` is how many
+ * ended sessions of mine the service has, of every type.
+ */
+export function endedOfTab(
+  mine: IAllocation[],
+  type: string,
+  shown: IAllocation[],
+  serverTotal: number
+): { count: string; more: boolean } {
+  const endedRead = mine.filter(a => !ACTIVE.includes(a.state));
+  const unread = serverTotal > endedRead.length;
+  const ofThis = ofType(endedRead, type).length;
+  return { count: `${ofThis}${unread ? '+' : ''}`, more: unread || ofThis > shown.length };
+}
