@@ -281,6 +281,15 @@ async def write_log(hubgrid, alloc_id: str, data: bytes) -> None:
     assert resp.code == 200, body
 
 
+async def test_logs_of_a_session_without_output_say_so_instead_of_printing_nothing(hubgrid):
+    a = await allocate(hubgrid, "alice", cpu="1")
+    r = await hubgrid("alice", "sessions", "logs", a["id"][:8])
+    assert (r.code, r.out, r.err) == (0, "", f"hubgrid: no output from session {a['id'][:8]} yet\n")
+    await write_log(hubgrid, a["id"], b"hello\n")
+    r = await hubgrid("alice", "sessions", "logs", a["id"][:8])
+    assert (r.code, r.out, r.err) == (0, "hello\n", "")
+
+
 async def test_logs_print_the_output_with_control_characters_made_visible(hubgrid):
     a = await allocate(hubgrid, "alice", cpu="1")
     await write_log(hubgrid, a["id"], b"step 1\r\nstep 2\n\x1b[2J\x1b]0;pwned\x07done\n")

@@ -86,6 +86,12 @@ def test_start_wait_list_and_stop_a_session_and_use_the_command_inside_it(world)
         code, out, err = hubgrid(inside, "sessions", "ls", "--json")
         assert code == 0 and [x["id"] for x in json.loads(out)
                               if x["server_name"] == name] == [a["id"]], err
+        # a running session's output (its Jupyter server's log), by name, id or the
+        # start of it, from outside and from inside (issue #19: printed nothing)
+        for who in (env, inside):
+            for ref in (name, a["id"], a["id"][:8]):
+                assert eventually(lambda: "Jupyter" in hubgrid(who, "sessions", "logs", ref)[1],
+                                  timeout=60), hubgrid(who, "sessions", "logs", ref)
         # and it starts and stops its owner's other sessions: the session's own
         # token holds servers!user (hub_ext.config's server_token_scopes)
         code, out, err = hubgrid(inside, "sessions", "start", inner, "-g", "acme-gpu",

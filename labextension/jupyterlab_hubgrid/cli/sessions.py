@@ -316,8 +316,13 @@ def logs(ctx, args) -> None:
                   "log": client.log(a["id"], args.tail)}, str)
         return
     if not args.follow:
-        ctx.out.write(show_text(client.log(a["id"], args.tail)))
+        text = client.log(a["id"], args.tail)
+        ctx.out.write(show_text(text))
         ctx.out.flush()
+        if not text:  # say so, rather than print nothing
+            ctx.note(f"hubgrid: no output from session {short_id(a['id'])} yet" if
+                     a.get("state") in ACTIVE else
+                     f"hubgrid: session {short_id(a['id'])} left no output")
         return
 
     def show(text: str) -> None:
