@@ -60,6 +60,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     # scheduling
     (r"resource-policies", scheduling.PoliciesHandler),
     (rf"resource-policies/{segment('policy')}", scheduling.PolicyHandler),
+    (r"resource-presets", scheduling.PresetsHandler),
     (r"resource-groups", scheduling.GroupsHandler),
     (rf"resource-groups/{segment('group')}", scheduling.GroupHandler),
     (rf"resource-groups/{segment('group')}/grants", scheduling.GrantsHandler),
