@@ -13,6 +13,21 @@ from ..core.schemas import InternalAllocationCreate, LoginEvent, parse
 from .base import APIHandler
 
 
+async def queue_place(handler: APIHandler, model: dict) -> dict | None:
+    """A pending allocation's place in its resource group's queue, for its
+    spawner's progress page (None when it is not pending): one computation
+    per group serves every waiter until a request changes (``Waiters.places``)."""
+    if model["state"] != "pending":
+        return None
+    waiters, group = handler.waiters, model["resource_group"]
+    places = waiters.places(group)
+    if places is None or model["id"] not in places:  # (a new one: its commit's news may lag)
+        moves = waiters.moves
+        places = await handler.db(lambda s: queuedesk.places(s, group))
+        waiters.remember_places(group, moves, places)
+    return places.get(model["id"])
+
+
 class LoginHandler(APIHandler):
     """Record a login attempt; on success resolve (or create) the user."""
 
@@ -97,9 +112,7 @@ class InternalAllocationsHandler(APIHandler):
         model = await self.db(lambda s: ledger.submit(
             s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
             mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger=True)
-        if model["state"] == "pending":  # its place in the queue, for the progress page
-            model["queue"] = await self.db(
-                lambda s: queuedesk.place(s, ledger.get_allocation(s, model["id"])))
+        model["queue"] = await queue_place(self, model)
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)
         self.finish_json(model, 201 if model["state"] == "allocated" else 202)
@@ -137,7 +150,7 @@ class InternalAllocationHandler(APIHandler):
         fut = waiters.wait(allocation_id)
         self._waiting = (allocation_id, fut)
         try:
-            model = waiters.cached(allocation_id) or await self._read(allocation_id)
+            model = await self._model(allocation_id)
             if model["state"] == "pending" and not fut.done():
                 try:
                     await asyncio.wait_for(fut, wait)
@@ -145,7 +158,7 @@ class InternalAllocationHandler(APIHandler):
                     pass
                 if self.request.connection.stream.closed():
                     return  # the waiter left (on_connection_close dropped it)
-                model = waiters.cached(allocation_id) or await self._read(allocation_id)
+                model = await self._model(allocation_id)
         finally:
             self._waiting = None
             waiters.leave(allocation_id, fut)
@@ -173,23 +186,24 @@ class InternalAllocationHandler(APIHandler):
         raise ApiError(f"wait: must be a number of seconds, more than 0 and at most "
                        f"{MAX_WAIT}, not {value[:40]!r}")
 
+    async def _model(self, allocation_id: str) -> dict:
+        """The model a waiter gets: cached while it does not change, with
+        its current place in the queue."""
+        cached = self.waiters.cached(allocation_id)
+        if cached is None:
+            return await self._read(allocation_id)
+        return {**cached, "queue": await queue_place(self, cached)}
+
     async def _read(self, allocation_id: str) -> dict:
         """The hub's model of the allocation; a pending one is cached for the
         waiters until it changes."""
         waiters = self.waiters
-        version, moves = waiters.version(allocation_id), waiters.moves
+        version = waiters.version(allocation_id)
         base_url = self.hub_base_url
-
-        def read(s):
-            a = ledger.get_allocation(s, allocation_id)
-            model = ledger.allocation_model(s, a, base_url, mount_paths=True)
-            # a pending request's place in its queue, for the progress page
-            model["queue"] = queuedesk.place(s, a)
-            return model
-
-        model = await self.db(read)
-        waiters.remember(allocation_id, version, model, moves)
-        return model
+        model = await self.db(lambda s: ledger.allocation_model(
+            s, ledger.get_allocation(s, allocation_id), base_url, mount_paths=True))
+        waiters.remember(allocation_id, version, model)
+        return {**model, "queue": await queue_place(self, model)}
 
     async def delete(self, allocation_id):
         """Release it exactly once; a second release changes nothing (exit code included)."""

@@ -84,19 +84,17 @@ def waits_for(reasons: list[dict]) -> str | None:
     return "capacity" if all(r.get("level") == "resource-group" for r in reasons) else "limits"
 
 
-def place(s: Session, a: Allocation) -> dict | None:
-    """Where a pending request stands in its resource group's queue, for its
-    own spawner's progress page: ``position`` (1 = next in line) of
-    ``pending`` requests in the scheduler's order, and what it waits for.
-    None when it is not pending."""
-    if a.state != "pending":
-        return None
-    rg = s.get(ResourceGroup, a.resource_group_id)
-    ids = [x.id for x in _pending(s, rg)[0]]
-    if a.id not in ids:
-        return None
-    return {"resource_group": rg.name, "position": ids.index(a.id) + 1, "pending": len(ids),
-            "waits_for": waits_for(a.reasons or [])}
+def places(s: Session, group: str) -> dict[str, dict]:
+    """Where each pending request of resource group ``group`` stands in its
+    queue, for its own spawner's progress page: allocation id ->
+    ``position`` (1 = next in line) of ``pending`` requests in the
+    scheduler's order, and what it waits for."""
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == group))
+    if rg is None:
+        return {}
+    ordered = _pending(s, rg)[0]
+    return {a.id: {"resource_group": rg.name, "position": i + 1, "pending": len(ordered),
+                   "waits_for": waits_for(a.reasons or [])} for i, a in enumerate(ordered)}
 
 
 def list_queue(s: Session, p: Principal, group: str) -> dict:

@@ -102,8 +102,9 @@ class Waiters:
         self.generation = 0
         self._generation_lock = threading.Lock()
         #: moves whenever any allocation's state or reasons changed (on the
-        #: loop's thread): a cached queue place is stale then
+        #: loop's thread): the queue places computed before are stale then
         self.moves = 0
+        self._places: dict[str, tuple[int, dict]] = {}
 
     # -- waiting ---------------------------------------------------------------
 
@@ -155,7 +156,8 @@ class Waiters:
         woken = 0
         ids = list(ids)
         if ids:
-            self.moves += 1  # queue places may have moved (see ``remember``)
+            self.moves += 1  # queue places may have moved (see ``places``)
+            self._places.clear()
         for alloc_id in ids:
             self._version[alloc_id] = self._version.get(alloc_id, 0) + 1
             self._cache.pop(alloc_id, None)
@@ -219,26 +221,32 @@ class Waiters:
         return self._version.get(alloc_id, 0)
 
     def cached(self, alloc_id: str) -> dict | None:
-        """The model a waiter last read, while neither it nor (for a model
-        read at a count of ``moves``: its place in the queue) any other
-        request changed."""
         hit = self._cache.get(alloc_id)
-        if hit is not None and hit[0] == self.version(alloc_id) and hit[1] in (None, self.moves):
-            return hit[2]
+        if hit is not None and hit[0] == self.version(alloc_id):
+            return hit[1]
         return None
 
-    def remember(self, alloc_id: str, version: int, model: dict,
-                 moves: int | None = None) -> None:
+    def remember(self, alloc_id: str, version: int, model: dict) -> None:
         """Cache a pending model a waiter read at ``version`` (not if it
-        changed since, nor when nobody waits for it); with ``moves`` (read
-        before the model), only until any request changes: one ahead that
-        starts or leaves, or a new one, moves the model's queue place."""
+        changed since, nor when nobody waits for it)."""
         if alloc_id not in self._waiting:
             return
         if model.get("state") == "pending" and version == self.version(alloc_id):
-            self._cache[alloc_id] = (version, moves, model)
+            self._cache[alloc_id] = (version, model)
         elif model.get("state") != "pending":
             self._cache.pop(alloc_id, None)
+
+    def places(self, group: str) -> dict | None:
+        """The queue places of ``group``'s pending requests (allocation id ->
+        place), as last computed, while no request changed since."""
+        hit = self._places.get(group)
+        return hit[1] if hit is not None and hit[0] == self.moves else None
+
+    def remember_places(self, group: str, moves: int, places: dict) -> None:
+        """Keep ``group``'s places computed at ``moves`` (read before them):
+        every waiter of the group is answered from one computation."""
+        if moves == self.moves:
+            self._places[group] = (moves, places)
 
 
 #: what queue decisions read besides allocations
