@@ -482,6 +482,15 @@ def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, l
     screenshot(page, "lab-data-files.png", tmp_path)
     r = hub.call("GET", f"vfolders/{folder['id']}/download?path=hello.txt", a)
     assert r.status_code == 200 and r.content == content, (r.status_code, r.text[:200])
+    # downloaded in the browser through a one-use ticket: no credential in any URL
+    urls: list[str] = []
+    page.on("request", lambda req: urls.append(req.url))
+    with page.expect_download(timeout=SLOW) as download:
+        files.get_by_role("button", name="Download hello.txt").click()
+    assert Path(download.value.path()).read_bytes() == content
+    assert download.value.suggested_filename == "hello.txt"
+    assert "/hubgrid/download/" in download.value.url, download.value.url
+    assert not any("token" in u.partition("?")[2] for u in urls + [download.value.url]), urls
     assert dialogs == [], dialogs
 
 
