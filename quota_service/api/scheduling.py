@@ -291,6 +291,9 @@ class DryRunHandler(APIHandler):
         self.finish_json(await self.db(lambda s: ledger.submit(
             s, self.principal, body, now, strategy, dry_run=True)))
 
+    def audit_action(self, method: str) -> str:
+        return "session.dry-run"
+
     def audit_record(self):
         # a question, not a write: only a denial is worth a record
         if self.get_status() in (401, 403) or isinstance(getattr(self, "_api_error", None), Hidden):
@@ -298,7 +301,7 @@ class DryRunHandler(APIHandler):
         return None
 
 
-class AllocationHandler(APIHandler):
+class AllocationHandler(SessionAudit, APIHandler):
     """One allocation; while pending, ``reasons`` says why."""
 
     resource = "allocation"
@@ -352,4 +355,3 @@ class AllocationLogHandler(APIHandler):
         self.set_header("X-Hubgrid-Log-End", str(view.end))
         data = view.data
         self.finish(data.decode("utf-8", errors="replace"))
-    success = {"post": "200"}  # the verdict; nothing is created
