@@ -335,7 +335,7 @@ SHORT = [
      "(at most 0.5 free on a node), waiting for running sessions to end"),
     ("memory reads in binary units, exactly",
      request(mem=2 * GiB), (room(mem=512 * 2**20), room(mem=1000)),
-     "resource group gpu: no node has room now for mem 2 GiB: mem short by 1536 MiB "
+     "resource group gpu: no node has room now for mem 2 GiB: mem short by 1.5 GiB "
      "(at most 512 MiB free on a node), waiting for running sessions to end"),
     ("every short slot is named",
      request(cpu=4, gpu=2), (room(cpu=2, gpu=1),),

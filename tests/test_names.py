@@ -393,7 +393,10 @@ def test_allow_list_items_take_image_references_and_host_names():
 BYTES = [
     ("whole GiB", 2 * 2**30, "2 GiB"),
     ("whole MiB", 512 * 2**20, "512 MiB"),
-    ("1.5 GiB is exact in MiB", 1610612736, "1536 MiB"),
+    ("1.5 GiB: two decimals", 1610612736, "1.5 GiB"),
+    ("1025 MiB: under 10000 of the largest exact unit", 1074790400, "1025 MiB"),
+    ("inexact: rounded, marked, exact bytes after", 200000014, "≈ 190.73 MiB (200000014 B)"),
+    ("under a KiB: bytes", 1023, "1023 B"),
     ("not a multiple of a KiB: bytes", 1000, "1000 B"),
     ("zero", 0, "0 B"),
     ("a fraction of a byte is shown as is", Decimal("0.5"), "0.5 B"),
@@ -401,7 +404,7 @@ BYTES = [
 
 
 @pytest.mark.parametrize("amount, text", [c[1:] for c in BYTES], ids=[c[0] for c in BYTES])
-def test_memory_reads_exactly_in_the_largest_binary_unit_that_divides_it(amount, text):
+def test_memory_reads_as_the_lab_shows_it_exact_or_marked_with_its_bytes(amount, text):
     assert names.format_bytes(Decimal(amount)) == text
     assert names.format_slot("mem", Decimal(amount)) == text
 

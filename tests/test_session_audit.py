@@ -39,7 +39,7 @@ def test_a_session_that_starts_at_once_says_who_what_and_where(cluster_1cpu):
     assert (action, actor) == ("session.start", "alice")
     assert parts == {"user": "alice", "started through": "the API", "project": "ml",
                      "resource group": "small", "type": "interactive",
-                     "resources": "cpu 0.5, gpu.shares 0.5, mem 1536 MiB",
+                     "resources": "cpu 0.5, gpu.shares 0.5, mem 1.5 GiB",
                      "gpus": "#0 x 0.5", "node": "n1"}
 
 

@@ -137,17 +137,33 @@ _BINARY = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20
            ("KiB", 1 << 10))
 
 
+def _hundredths(h: int, unit: str) -> str:
+    whole, frac = divmod(h, 100)
+    frac_text = f"{frac:02d}".rstrip("0")
+    return f"{whole}{'.' + frac_text if frac_text else ''} {unit}"
+
+
 def format_bytes(amount: Decimal | int) -> str:
-    """Bytes exactly, in the largest binary unit that divides them, as the
-    hubgrid CLI and Lab show memory: 2147483648 -> "2 GiB", 536870912 ->
-    "512 MiB", 1610612736 -> "1536 MiB", 1000 -> "1000 B", 0 -> "0 B"."""
+    """Bytes for people, the one way the Lab, the CLI and the widgets show
+    them (labextension/src/amounts.ts ``formatBytes``): in the largest binary
+    unit in which the amount is exact with at most two decimals and under
+    10000 (2147483648 -> "2 GiB", 1610612736 -> "1.5 GiB", 1000 -> "1000 B").
+    An amount exact in no such unit is rounded half up to two decimals in the
+    largest unit it reaches, marked "≈", and followed by its exact bytes,
+    since a text has no hover (200000014 -> "≈ 190.73 MiB (200000014 B)")."""
     n = Decimal(amount)
-    if n == n.to_integral_value() and n > 0:
-        whole = int(n)
-        for unit, size in _BINARY:
-            if whole % size == 0:
-                return f"{whole // size} {unit}"
-    return f"{format_amount(n)} B"
+    if n != n.to_integral_value() or n <= 0:
+        return f"{format_amount(n)} B"
+    whole = int(n)
+    hundredths = whole * 100
+    for unit, size in _BINARY:
+        readable = whole // size < 10000 or unit == "PiB"
+        if whole >= size and readable and hundredths % size == 0:
+            return _hundredths(hundredths // size, unit)
+    for unit, size in _BINARY:
+        if whole >= size:
+            return f"≈ {_hundredths((hundredths + size // 2) // size, unit)} ({whole} B)"
+    return f"{whole} B"
 
 
 def format_slot(slot: str, amount: Decimal | int) -> str:
