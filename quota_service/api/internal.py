@@ -101,8 +101,8 @@ class InternalAllocationsHandler(APIHandler):
 
     caller_kind = "internal"
     bodies = {"post": InternalAllocationCreate}
-
     success = {"post": ("201", "202")}  # allocated / pending
+
     async def post(self):
         """Ask for resources for a user's server: 201 allocated, 202 pending, 422 refused."""
         body = parse(InternalAllocationCreate, self.json_body())
