@@ -34,28 +34,22 @@ export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
     palette: ICommandPalette | null
   ) => {
     const settings = app.serviceManager.serverSettings;
-    const logs = new Map<string, MainAreaWidget>();
-    const details = new Map<string, MainAreaWidget>();
+    // one tab per session and kind (its log, its details), brought forward when open
+    const tabs = new Map<string, MainAreaWidget>();
+    const openTab = (key: string, make: () => MainAreaWidget): void => {
+      let widget = tabs.get(key);
+      if (!widget || widget.isDisposed) {
+        widget = make();
+        tabs.set(key, widget);
+        app.shell.add(widget, 'main');
+      }
+      app.shell.activateById(widget.id);
+    };
     const sessions = new SessionsPanel(settings, {
       open: url => window.open(url, '_blank', 'noopener'),
-      log: session => {
-        let widget = logs.get(session.id);
-        if (!widget || widget.isDisposed) {
-          widget = logWidget(sessions.store.api, session);
-          logs.set(session.id, widget);
-          app.shell.add(widget, 'main');
-        }
-        app.shell.activateById(widget.id);
-      },
-      details: session => {
-        let widget = details.get(session.id);
-        if (!widget || widget.isDisposed) {
-          widget = detailWidget(sessions.store.api, session);
-          details.set(session.id, widget);
-          app.shell.add(widget, 'main');
-        }
-        app.shell.activateById(widget.id);
-      }
+      log: session => openTab(`log:${session.id}`, () => logWidget(sessions.store.api, session)),
+      details: session =>
+        openTab(`details:${session.id}`, () => detailWidget(sessions.store.api, session))
     });
     // idle reclamation's warnings, notified once each (with "Keep it"), panel shown or not
     new ReclaimNotifier(sessions.store);
