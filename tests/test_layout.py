@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("quota_service", "spawner", "hub_ext", "authenticator")
 #: what the hub-side packages may import from the service
 HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
-                       "quota_service.core.names", "quota_service.core.forwarded")
+                       "quota_service.core.names", "quota_service.core.forwarded",
+                       "quota_service.core.sharecheck")
 #: pure packages: decisions over data, no IO
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",

@@ -60,12 +60,13 @@ def test_the_node_model_says_whether_shares_are_enforced():
     assert NodeCreate(name="n1", resource_group="default", capacity={"cpu": "8"},
                       share_check=DOWN).share_check == DOWN
     db = DBNode(name="n1", share_check=DOWN, shares_unenforced=False)
-    assert inventory.shares_model(db) == {"enforced": False, "reason": DOWN,
+    assert inventory.shares_model(db) == {"mode": "", "enforced": False, "reason": DOWN,
                                           "not_enforced_allowed": False, "taken": False}
     db.shares_unenforced = True
     assert inventory.shares_model(db)["taken"] is True
-    assert inventory.shares_model(DBNode(name="n2", share_check="", shares_unenforced=False)) == {
-        "enforced": True, "reason": "", "not_enforced_allowed": False, "taken": True}
+    assert inventory.shares_model(DBNode(name="n2", share_check="", shares_unenforced=False,
+                                         sharing_mode="mps")) == {
+        "mode": "mps", "enforced": True, "reason": "", "not_enforced_allowed": False, "taken": True}
 
 
 def test_the_api_takes_the_check_and_the_mark():
@@ -74,3 +75,6 @@ def test_the_api_takes_the_check_and_the_mark():
         NodeUpdate(share_check="x" * 201)
     with pytest.raises(ValueError):
         NodeUpdate(shares_unenforced="yes")
+    assert NodeUpdate(sharing_mode="mps").sharing_mode == "mps"
+    with pytest.raises(ValueError):
+        NodeUpdate(sharing_mode="slices")

@@ -277,6 +277,9 @@ class Node(Base):
     share_check: Mapped[str] = mapped_column(String(200), default="", server_default="")
     shares_unenforced: Mapped[bool] = mapped_column(Boolean, default=False,
                                                     server_default=sa_false())
+    #: how its GPU shares are enforced (``mps``, ``hami``, ``framework``; ""
+    #: not said): what the service's share check looks at
+    sharing_mode: Mapped[str] = mapped_column(String(16), default="", server_default="")
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
     resource_group: Mapped[ResourceGroup] = relationship(back_populates="nodes")

@@ -349,6 +349,9 @@ class DeviceSpec(Body):
     uuid: Annotated[StrictStr, Field(pattern=r"^((GPU|MIG)-[A-Za-z0-9/-]{1,90})?$")] = ""
 
 
+SharingMode = Literal["", "mps", "hami", "framework"]
+
+
 class NodeCreate(Body):
     name: Annotated[StrictStr, Field(pattern=r"^[a-z0-9][a-z0-9._-]{0,254}$")]
     resource_group: EntityName
@@ -360,6 +363,8 @@ class NodeCreate(Body):
     share_check: Annotated[StrictStr, Field(max_length=200)] = ""
     #: an admin lets the node take shares it cannot enforce ("shares not enforced")
     shares_unenforced: StrictBool = False
+    #: how the node enforces GPU shares (its spawners' gpu_sharing_mode; "" not said)
+    sharing_mode: SharingMode = ""
 
 
 class NodeUpdate(Body):
@@ -369,6 +374,7 @@ class NodeUpdate(Body):
     backend_url: Annotated[StrictStr, Field(max_length=1024)] | None = None
     share_check: Annotated[StrictStr, Field(max_length=200)] | None = None
     shares_unenforced: StrictBool | None = None
+    sharing_mode: SharingMode | None = None
 
 
 def _server_name(value: str) -> str:

@@ -71,12 +71,17 @@ def default_domain_of(s: Session, name: str, project: str) -> Domain | None:
     return domain
 
 
+def local_node_name() -> str:
+    """The name this machine's node is registered with."""
+    return socket.gethostname().lower() or "localhost"
+
+
 def local_node_spec() -> dict:
     """This machine as a node of the default resource group: its CPUs, its
     memory and its GPUs found with NVML (none when NVML is unavailable)."""
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return {
-        "name": socket.gethostname().lower() or "localhost",
+        "name": local_node_name(),
         "resource_group": "default",
         "capacity": {"cpu": str(os.cpu_count() or 1), "mem": str(mem)},
         "devices": local_gpus(),

@@ -19,7 +19,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..core import db
-from ..core.models import VFolder
+from ..core import sharecheck
+from ..core.models import Node, VFolder
 from ..scheduling import ledger
 from ..scheduling.waiters import Presence
 from ..sessions import dockerevents, dockerscan, registry
@@ -113,6 +114,30 @@ def reconcile(factory: sessionmaker[Session], held: frozenset[str], as_of: dt.da
                  len(done.released), ", ".join(done.released))
         released()
     return done
+
+
+def check_shares(factory: sessionmaker[Session], node: str, pipe_directory: str, library: str,
+                 log: logging.Logger, changed: Callable[[], None]) -> str | None:
+    """One share check of the node ``node`` (this machine) in its
+    ``sharing_mode``: sets its ``share_check`` to why its GPU shares cannot be
+    enforced now, "" when they can (blocking). Returns the reason, None when
+    the node is not registered; calls ``changed`` when the reason changed (a
+    cleared check lets waiting shares be placed)."""
+    with db.transaction(factory) as s:
+        mode = s.scalar(select(Node.sharing_mode).where(Node.name == node))
+    if mode is None:
+        return None
+    # observed outside the transaction: mps-control may take seconds
+    reason = sharecheck.check(mode, pipe_directory=pipe_directory, library=library)
+    with db.transaction(factory) as s:
+        n = s.scalar(select(Node).where(Node.name == node))
+        if n is None or n.share_check == reason:
+            return reason
+        n.share_check = reason
+    log.info("node %s: GPU shares %s", node,
+             f"cannot be enforced now: {reason}" if reason else f"enforced again ({mode})")
+    changed()
+    return reason
 
 
 def purge_logs(factory: sessionmaker[Session], store: sessionlogs.LogStore, now: dt.datetime,

@@ -167,6 +167,12 @@ class ServiceRuntime:
             docker_timeout=self.docker_timeout, gpu=self.gpu_source,
             released=self.schedule_soon)
 
+    def check_shares(self) -> str | None:
+        """One share check of this machine's node (``share_check_*`` settings)."""
+        return passes.check_shares(self.session_factory, self.share_check_node,
+                                   self.mps_pipe_directory, self.hami_library, self.log,
+                                   self.schedule_soon)
+
     # -- background --------------------------------------------------------
 
     def background(self) -> list:
@@ -185,6 +191,9 @@ class ServiceRuntime:
         work.append(passes.repeat_async("reclaim pass",
                                         timed_async(stats, "reclaim", self.reclaim_now),
                                         lambda: self.reclaim_interval, self.log))
+        if self.share_check_interval > 0:
+            work.append(passes.repeat("GPU share check", self.check_shares,
+                                      lambda: self.share_check_interval, self.log))
         if self.scan_images_at_start:
             work.append(self._scan_at_start())
         if self.follow_docker_events:

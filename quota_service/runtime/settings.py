@@ -160,6 +160,28 @@ class OperationsSettings(HasTraits):
         utilization rule: NVML on the service's node, or none (GPU thresholds: no
         data, never idle).""").tag(config=True)
 
+    # -- GPU share check (issue 20; docs/gpus.md) -----------------------------
+
+    share_check_interval = Float(60.0, help="""Seconds between checks that this
+        machine's node can enforce GPU shares in its ``sharing_mode`` (``mps``:
+        the MPS control daemon answers; ``hami``: the HAMi-core library exists);
+        the node's ``share_check`` is set to why not, and cleared when it can
+        again (0: off, ``share_check`` is left to admins and node agents).""",
+                                 ).tag(config=True)
+    share_check_node = Unicode(help="""The node the share check is about: this
+        machine's, by default its host name as the local node is registered.""",
+                               ).tag(config=True)
+    mps_pipe_directory = Unicode("/tmp/nvidia-mps", help="""The MPS control
+        daemon's pipe directory on this machine (its ``control`` socket), as the
+        spawners' ``mps_pipe_directory``.""").tag(config=True)
+    hami_library = Unicode("", help="""The HAMi-core library on this machine, as
+        the spawners' ``hami_library`` ("": not checked; Docker images name
+        their own).""").tag(config=True)
+
+    @default("share_check_node")
+    def _default_share_check_node(self):
+        return bootstrap.local_node_name()
+
     # -- metrics (issue #12) -------------------------------------------------
 
     authenticate_prometheus = Bool(

@@ -207,11 +207,12 @@ def node_use(s: Session, node_ids: list[int]) -> dict[int, NodeUse]:
 
 
 def shares_model(n: Node) -> dict:
-    """Whether the node's GPU shares are enforced: ``enforced`` (its mode can
+    """Whether the node's GPU shares are enforced: ``mode`` (how: mps, hami,
+    framework, "" not said), ``enforced`` (its mode can
     hold them now), ``reason`` (why not), ``taken`` (it takes shares: when
     enforced, or when an admin marked it ``not_enforced_allowed``)."""
     enforced = not n.share_check
-    return {"enforced": enforced, "reason": n.share_check,
+    return {"mode": n.sharing_mode or "", "enforced": enforced, "reason": n.share_check,
             "not_enforced_allowed": n.shares_unenforced,
             "taken": enforced or n.shares_unenforced}
 
@@ -287,6 +288,7 @@ def new_node(rg: ResourceGroup, body) -> Node:
     return Node(name=body.name, resource_group=rg, capacity=_check_capacity(body.capacity),
                 schedulable=body.schedulable, backend_url=body.backend_url,
                 share_check=body.share_check, shares_unenforced=body.shares_unenforced,
+                sharing_mode=body.sharing_mode,
                 devices=_devices(body.devices))
 
 
@@ -301,7 +303,8 @@ def update_node(s: Session, p: Principal, name: str, body) -> dict:
                                                 Allocation.state == "allocated").limit(1)):
             raise Conflict(f"node {name!r} has running sessions: drain it before changing devices")
         n.devices = _devices(body.devices)
-    for key in ("schedulable", "backend_url", "share_check", "shares_unenforced"):
+    for key in ("schedulable", "backend_url", "share_check", "shares_unenforced",
+                "sharing_mode"):
         if key in change:
             setattr(n, key, change[key])
     s.flush()
