@@ -36,6 +36,8 @@ REASONS = {
                  "a removed image)",
     "queue-timeout": "the request waited longer than max_queue_wait",
     "unavailable": "the hubgrid service could not be reached",
+    "unenforced": "the node cannot enforce the session's GPU share now (MPS daemon "
+                  "not answering, HAMi-core library absent)",
 }
 
 UNAVAILABLE = "hubgrid service unavailable"

@@ -23,12 +23,13 @@ import math
 from decimal import Decimal
 from urllib.parse import urlparse
 
-from traitlets import (Dict, Enum, Float, Instance, Integer, TraitError, Unicode, default,
+from traitlets import (Bool, Dict, Enum, Float, Instance, Integer, TraitError, Unicode, default,
                        validate)
 from traitlets.config import Configurable
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
 from hub_ext.config import SERVICE_NAME
+from quota_service.core import sharecheck
 
 from . import admission
 from .admission import fail, unavailable, user_refused
@@ -123,6 +124,29 @@ class HubgridSpawnerMixin(Configurable):
         Docker sessions take it from the image's ``org.hubgrid.hami-core``
         label instead.""",
     ).tag(config=True)
+
+    check_shares_at_start = Bool(
+        True,
+        help="""Before a session with a GPU share starts, check from the hub's
+        machine that the node enforces it (``mps``: the MPS control daemon at
+        ``mps_pipe_directory`` answers; ``hami``: ``hami_library`` exists) and
+        refuse the start with the reason if not, rather than start it with no
+        limits. For sessions that run on this machine (local processes, a local
+        Docker engine); Slurm's default is False (its nodes are elsewhere: the
+        service's share check on each node sets its ``share_check``).""",
+    ).tag(config=True)
+
+    async def _check_shares(self, allocation: dict) -> None:
+        """Refuse a shared start the node cannot enforce (``check_shares_at_start``)."""
+        if not self.check_shares_at_start or self.gpu_sharing_mode == "framework" \
+                or all(g.share >= 1 for g in allocation_gpus(allocation["gpus"])):
+            return
+        reason = await asyncio.to_thread(sharecheck.check, self.gpu_sharing_mode,
+                                         pipe_directory=self.mps_pipe_directory,
+                                         library=self.hami_library)
+        if reason:
+            raise fail(f"not started: GPU shares cannot be enforced on node "
+                       f"{allocation.get('node')}: {reason}", "unenforced", 503)
 
     def gpu_enforcement(self, image_labels: dict | None = None) -> NodeEnforcement:
         """The node's MPS directories and the HAMi-core library: the image's
@@ -336,6 +360,7 @@ class HubgridSpawnerMixin(Configurable):
             self.allocation_id = None
             raise fail(f"not started: {reason}", "cancelled", 409)
         self.log_offset, self.exit_code = 0, None
+        await self._check_shares(allocation)  # refused: released as cancelled
         self._apply_allocation(allocation, opts)
         return allocation
 

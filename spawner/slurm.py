@@ -147,6 +147,10 @@ class SlurmJobSpawner(SlurmSpawner):
 class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
     """Sessions as Slurm jobs, admitted and accounted by hubgrid."""
 
+    @default("check_shares_at_start")
+    def _default_check_shares_at_start(self):
+        return False  # the job's node is not the hub's machine
+
     partitions = Dict(
         key_trait=Unicode(), value_trait=Unicode(),
         help="""Slurm partition of each resource group, e.g.

@@ -128,3 +128,60 @@ def test_the_service_pass_sets_and_clears_the_node_check(cluster, pipes):
     assert changes == [1, 1]
     with factory() as s:
         assert s.scalar(sa.select(Node.share_check).where(Node.name == "solo-1")) == ""
+
+
+# -- the spawner refuses a shared start the node cannot enforce ---------------
+
+def _shared(mode: str, share: str = "0.5", **traits):
+    from test_spawner_admission import FakeService, model, probe
+    allocated = model("allocated", slots={"cpu": "1", "gpu.shares": "0.5"}, domain="acme",
+                      project="ml", resource_group="default", node="gpu-7",
+                      gpus=[{"index": 0, "uuid": "GPU-0", "share": share, "memory": 2**30}])
+    service = FakeService(allocated, allocated)
+    return service, probe(service, gpu_sharing_mode=mode, **traits)
+
+
+async def test_a_shared_mps_start_with_no_daemon_answering_is_refused_and_released(pipes):
+    from jupyterhub.spawner import SpawnException
+    service, p = _shared("mps", mps_pipe_directory=str(pipes))
+    with pytest.raises(SpawnException) as e:
+        await p.start()
+    assert (e.value.reason, e.value.status_code) == ("unenforced", 503)
+    assert e.value.log_message == (
+        "not started: GPU shares cannot be enforced on node gpu-7: MPS daemon not answering: "
+        "nvidia-cuda-mps-control exited 1: Cannot find MPS control daemon process")
+    assert service.released == [("a-1", "cancelled before it started")]
+    assert p.allocation_id is None and p.session_env == {}
+
+
+async def test_a_shared_mps_start_goes_when_the_daemon_answers(pipes):
+    (pipes / "answers").touch()
+    _, p = _shared("mps", mps_pipe_directory=str(pipes))
+    await p.start()
+    assert p.session_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "50"
+    assert p.session_env["CUDA_MPS_PIPE_DIRECTORY"] == str(pipes)
+
+
+@pytest.mark.parametrize("mode, traits", [
+    ("framework", {}),  # nothing to check
+    ("mps", {"share": "1"}),  # a whole GPU is no share
+    ("mps", {"check_shares_at_start": False}),  # the node is elsewhere (Slurm)
+    ("hami", {}),  # no library named: the image names its own
+])
+async def test_starts_that_are_not_checked(tmp_path, mode, traits):
+    _, p = _shared(mode, mps_pipe_directory=str(tmp_path / "none"), **traits)
+    await p.start()
+    assert p.allocation_id == "a-1"
+
+
+async def test_a_shared_hami_start_without_the_library_is_refused(tmp_path):
+    from jupyterhub.spawner import SpawnException
+    _, p = _shared("hami", hami_library=str(tmp_path / "libvgpu.so"))
+    with pytest.raises(SpawnException) as e:
+        await p.start()
+    assert e.value.reason == "unenforced" and "HAMi-core library absent" in e.value.log_message
+
+
+def test_slurm_sessions_are_not_checked_from_the_hub():
+    from spawner.slurm import HubgridSlurmSpawner
+    assert HubgridSlurmSpawner().check_shares_at_start is False
