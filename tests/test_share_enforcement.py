@@ -36,7 +36,7 @@ def down(cluster):
 
 def test_a_share_waits_with_the_reason_when_no_node_can_enforce_it(down):
     a = ask(down, group="solo", gpu_shares="0.5")
-    assert a["state"] == "pending" and a["gpus"] == []
+    assert a["state"] == "pending" and a["gpus"] == [] and a["shares"] is None
     [reason] = a["reasons"]
     assert reason["code"] == "capacity"
     assert reason["text"] == (
@@ -54,6 +54,9 @@ def test_an_admin_mark_lets_it_take_shares_not_enforced(down):
     down.set_node("solo-1", shares_unenforced=True)
     a = ask(down, group="solo", gpu_shares="0.5")
     assert a["state"] == "allocated" and a["node"] == "solo-1"
+    # the session's model says so, for its detail view
+    assert a["shares"] == {"mode": "", "enforced": False, "reason": DOWN,
+                           "not_enforced_allowed": True, "taken": True}
 
 
 def test_the_node_model_says_whether_shares_are_enforced():

@@ -17,7 +17,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, holdings, sessionaudit
+from . import admission, holdings, inventory, sessionaudit
 from ..core import authz
 from ..core import images
 from ..operations import usage_store
@@ -356,6 +356,8 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "node": node.name if node else None,
         "backend_url": node.backend_url if node else None,
         "gpus": a.gpus,
+        # how its node enforces GPU shares (mode, enforced, reason, the admin's mark)
+        "shares": inventory.shares_model(node) if node else None,
         "reasons": a.reasons,
         "created_at": iso(a.created_at),
         "admitted_at": iso(a.admitted_at),
