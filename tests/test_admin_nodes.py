@@ -21,7 +21,7 @@ def run(i, domain, gpus, ends):
 
 
 def test_each_gpu_names_the_holders_one_may_see_and_sums_the_others():
-    sessions = [run("a", "acme", [{"index": 0, "share": "0.3"}], None),
+    sessions = [run("a", "acme", [{"index": 0, "share": "0.3", "memory": 3 * 2**30}], None),
                 run("b", "globex", [{"index": 0, "share": "0.5"}], None),
                 run("c", "acme", [{"index": 1, "share": "1"}], None)]
     devs = devicemap.holders([(0, "A100", 80), (1, "A100", 80)], sessions,
@@ -30,6 +30,8 @@ def test_each_gpu_names_the_holders_one_may_see_and_sums_the_others():
     assert [h["allocation"] for h in devs[0]["holders"]] == ["a"]
     assert devs[0]["others"] == "0.5"
     assert devs[1]["holders"][0]["share"] == "1" and devs[1]["free"] == "0"
+    # the memory each share may use (0: unknown)
+    assert [h["memory"] for d in devs for h in d["holders"]] == [3 * 2**30, 0]
 
 
 def test_until_empty_is_the_last_lifetime_end_and_unknown_when_any_session_has_none():

@@ -37,7 +37,8 @@ def holders(devices: list[tuple[int, str, int]], sessions: list[Running],
             sees: Callable[[str], bool]) -> list[dict]:
     """Each device (index, model, memory) with the share ``taken`` and its
     ``holders``: the sessions of domains ``sees`` names in full, the rest
-    only summed as ``others`` (taken, whose not said)."""
+    only summed as ``others`` (taken, whose not said). A holder's ``memory``
+    is the device memory its share may use (bytes; 0 unknown)."""
     out = []
     for index, model, memory in devices:
         held, others, taken = [], ZERO, ZERO
@@ -50,7 +51,8 @@ def holders(devices: list[tuple[int, str, int]], sessions: list[Running],
                 if sees(r.domain):
                     held.append({"allocation": r.id, "user": r.user, "domain": r.domain,
                                  "project": r.project, "share": format_amount(share),
-                                 "server_name": r.server_name, "origin": r.origin})
+                                 "server_name": r.server_name, "origin": r.origin,
+                                 "memory": int(g.get("memory") or 0)})
                 else:
                     others += share
         out.append({"index": index, "model": model, "memory": memory,
