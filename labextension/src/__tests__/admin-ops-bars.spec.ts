@@ -1,5 +1,5 @@
 import { barLevel, gpuTaken, nodeBars } from '../admin/ops/bars';
-import { gpuMap, OTHERS_LABEL, untilEmptyText } from '../admin/ops/gpumap';
+import { gpuMap, nodeShares, OTHERS_LABEL, untilEmptyText } from '../admin/ops/gpumap';
 import { IAdminNode } from '../admin/ops/types';
 
 const node: IAdminNode = {
@@ -15,7 +15,8 @@ const node: IAdminNode = {
       taken: '0.9',
       free: '0.1',
       holders: [
-        { allocation: 'aaaaaaaa-1', user: 'alice', domain: 'acme', project: 'ml', share: '0.3' },
+        { allocation: 'aaaaaaaa-1', user: 'alice', domain: 'acme', project: 'ml', share: '0.3',
+          memory: 24 * 2 ** 30 },
         { allocation: 'bbbbbbbb-2', user: 'alice', domain: 'acme', project: 'ml', share: '0.3' }
       ],
       others: '0.3'
@@ -61,11 +62,28 @@ describe('bar thresholds', () => {
 });
 
 describe('GPU map model', () => {
+  it("says how the node enforces shares, with an admin's mark", () => {
+    expect(nodeShares(node)).toBeNull(); // an older service says nothing
+    const marked = {
+      ...node,
+      shares: { mode: 'hami', enforced: false, reason: 'HAMi-core library absent (/l.so)',
+        not_enforced_allowed: true, taken: true }
+    };
+    expect(nodeShares(marked)).toEqual({
+      mode: 'hami', state: 'not-enforced',
+      text: 'GPU sharing: HAMi-core, shares not enforced (HAMi-core library absent (/l.so))'
+    });
+    expect(nodeShares({ ...marked, devices: [] })).toBeNull();
+  });
+
   it('orders devices and lists holders with the hidden share as other domains', () => {
     const map = gpuMap(node);
     expect(map.map(c => c.index)).toEqual([0, 1]);
     expect(map[0].level).toBe('full');
-    expect(map[0].holders).toEqual([{ allocation: '', who: OTHERS_LABEL, share: '1', visible: false }]);
+    expect(map[0].holders).toEqual([
+      { allocation: '', who: OTHERS_LABEL, share: '1', visible: false, cap: '' }
+    ]);
+    expect(map[1].holders.map(h => h.cap)).toEqual(['memory cap 24 GiB', '', '']);
     expect(map[1].holders.map(h => [h.who, h.share, h.visible])).toEqual([
       ['alice/aaaaaaaa (acme/ml)', '0.3', true],
       ['alice/bbbbbbbb (acme/ml)', '0.3', true],

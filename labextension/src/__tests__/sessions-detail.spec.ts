@@ -1,5 +1,5 @@
 import { checkForm, ILaunchForm } from '../sessions/launch';
-import { clockTime, historyRows, IHistory, slotsText, usageView } from '../sessions/detail';
+import { clockTime, gpuDetail, historyRows, IHistory, slotsText, usageView } from '../sessions/detail';
 import { activeCounts, endedOfTab, ofType, stopEach, stopQuestion, stopTargets, toggle } from '../sessions/selection';
 import { IAllocation } from '../summary/types';
 import { historyLabel, stateLabel } from '../words';
@@ -68,6 +68,30 @@ describe('historyRows', () => {
   it('shows an unknown step by its own name', () => {
     expect(historyRows({ id: 'a', state: 'pending', events: [{ at: null, event: 'odd', text: 't' }] })[0])
       .toEqual({ time: '', event: 'odd', label: 'odd', text: 't', lines: [] });
+  });
+});
+
+describe('gpuDetail', () => {
+  const base = { id: 'a-1', state: 'allocated', node: 'gpu-7' } as unknown as IAllocation;
+
+  it("names each device with its share's memory cap and the node's sharing", () => {
+    const d = gpuDetail({
+      ...base,
+      gpus: [{ index: 3, share: '0.5', memory: 40 * 2 ** 30 }],
+      shares: { mode: 'mps', enforced: false, reason: 'MPS daemon not running', not_enforced_allowed: true }
+    });
+    expect(d.devices).toEqual(['GPU 3: 0.5, memory cap 40 GiB']);
+    expect(d.shares?.state).toBe('not-enforced');
+    expect(d.shares?.text).toBe('GPU sharing: MPS, shares not enforced (MPS daemon not running)');
+  });
+
+  it('shows whole GPUs as whole and nothing without GPUs', () => {
+    expect(gpuDetail({ ...base, gpus: [{ index: 0, share: '1' }, { index: 1, share: '1' }],
+      shares: { mode: 'framework', enforced: true } })).toEqual({
+      devices: ['GPU 0: whole', 'GPU 1: whole'],
+      shares: { mode: 'framework', state: 'enforced', text: 'GPU sharing: framework caps, shares enforced' }
+    });
+    expect(gpuDetail({ ...base, gpus: null, shares: null })).toEqual({ devices: [], shares: null });
   });
 });
 

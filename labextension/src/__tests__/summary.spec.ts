@@ -284,6 +284,26 @@ describe('groupViews', () => {
     expect([v.gpusIdle, v.gpuSharesFree, v.complete]).toEqual([1, '1.1', true]);
   });
 
+  it('says how a GPU node enforces shares and the cap of my share', () => {
+    const marked: INodeModel[] = [{
+      ...nodes[0],
+      shares: {
+        mode: 'mps', enforced: false, reason: 'MPS daemon not running',
+        not_enforced_allowed: true, taken: true
+      }
+    }, { ...nodes[1], shares: { mode: 'mps', enforced: true } }];
+    const capped = { ...share('a', '0.5'), gpus: [{ index: 0, share: '0.5', memory: 40 * 2 ** 30 }] };
+    const [v] = groupViews(groups, marked, [capped], 'alice', false);
+    expect(v.nodes[0].shares).toEqual({
+      mode: 'mps', state: 'not-enforced',
+      text: 'GPU sharing: MPS, shares not enforced (MPS daemon not running)'
+    });
+    expect(v.nodes[0].gpus[0].holders.map(h => h.cap)).toEqual(['memory cap 40 GiB']);
+    // a node without GPUs has no sharing line; an older service says nothing
+    expect(v.nodes[1].shares).toBeNull();
+    expect(view.nodes[0].shares).toBeNull();
+  });
+
   it('lists a group without nodes with zero capacity', () => {
     const [empty] = groupViews(
       [{ name: 'none', active: true, session_types: [], nodes: [] }],

@@ -12,9 +12,10 @@ import { ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui
 import { Poll } from '@lumino/polling';
 import * as React from 'react';
 
+import { SharesLine } from '../sharesline';
 import { IAllocation } from '../summary/types';
 import { HubgridApi } from './api';
-import { historyRows, IHistory, IUsage, usageView } from './detail';
+import { gpuDetail, historyRows, IHistory, IUsage, usageView } from './detail';
 import { sessionsIcon } from './icons';
 import { ACTIVE, sessionRow } from './model';
 
@@ -64,6 +65,7 @@ class DetailContent extends ReactWidget {
   protected render(): JSX.Element {
     const row = sessionRow(this.session, Date.now());
     const use = this.usage ? usageView(this.usage) : null;
+    const gpu = gpuDetail(this.session);
     return (
       <div className="jp-hubgrid-detail-view" data-session={row.id}>
         <div className="jp-hubgrid-header">
@@ -78,6 +80,10 @@ class DetailContent extends ReactWidget {
           {row.placement ? ` · on ${row.placement}` : ''}
           <span className="jp-hubgrid-note" title={row.id}> · id {row.shortId}</span>
         </p>
+        {gpu.devices.length > 0 && (
+          <p className="jp-hubgrid-session-line" data-field="gpus">{gpu.devices.join(' · ')}</p>
+        )}
+        <SharesLine line={gpu.shares} />
         <h3>Use now</h3>
         {use && (
           <table className="jp-hubgrid-table jp-hubgrid-usage" aria-label="use now">

@@ -6,8 +6,9 @@
  */
 
 import { formatBytes, formatAmount } from '../amounts';
+import { gpuShareText, ISharesLine, sharesLine } from '../gpushares';
 import { formatSlot } from '../summary/exact';
-import { IReason } from '../summary/types';
+import { IAllocation, IReason } from '../summary/types';
 import { historyLabel } from '../words';
 import { gpuText } from './model';
 
@@ -170,4 +171,20 @@ export function usageView(usage: IUsage): IUsageView {
     gpuParts.push(`${formatAmount(s.gpu_mem)} % memory`);
   }
   return { at: clockTime(s.at), cpu, mem, gpu: gpuParts.length ? gpuParts.join(' · ') : '–', note: usage.note };
+}
+
+export interface IGpuDetail {
+  /** "GPU 3: 0.5, memory cap 40 GiB" or "GPU 0: whole", one per device */
+  devices: string[];
+  /** how its node enforces shares (null: no GPU, or the service does not say) */
+  shares: ISharesLine | null;
+}
+
+/** A session's GPUs as its detail shows them: each device with its cap, and the node's sharing line. */
+export function gpuDetail(a: IAllocation): IGpuDetail {
+  const gpus = a.gpus ?? [];
+  return {
+    devices: gpus.map(g => gpuShareText(g)),
+    shares: gpus.length ? sharesLine(a.shares) : null
+  };
 }

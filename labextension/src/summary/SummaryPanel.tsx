@@ -10,6 +10,7 @@ import { ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui
 import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
+import { SharesLine } from '../sharesline';
 import { HubgridApi } from '../sessions/api';
 import { onSessionsChanged } from '../sessions/events';
 import { IdlePoll } from '../sessions/poller';
@@ -87,7 +88,10 @@ function GpuMap(props: { node: INodeView }): JSX.Element | null {
   return (
     <ul className="jp-hubgrid-gpumap" aria-label={`GPUs of ${node.name}`}>
       {node.gpus.map(g => {
-        const who = g.holders.map(h => `${h.session} ${h.share}`).join(', ');
+        const who = g.holders
+          .map(h => `${h.session} ${h.share}${h.cap ? ` (${h.cap})` : ''}`)
+          .join(', ');
+        const myCaps = g.holders.filter(h => h.mine && h.cap).map(h => h.cap);
         return (
           <li key={g.index} className="jp-hubgrid-gpu" data-gpu={g.index}
             title={`GPU ${g.index} ${g.model}: ${who || 'free'}`}>
@@ -96,6 +100,9 @@ function GpuMap(props: { node: INodeView }): JSX.Element | null {
               <b>GPU {g.index}</b>
               <span className="jp-hubgrid-gpu-model">{g.model}</span>
               <span><span data-field="taken">{g.taken}</span> taken</span>
+              {myCaps.map((cap, i) => (
+                <span key={i} className="jp-hubgrid-gpu-cap" data-field="cap">{cap}</span>
+              ))}
             </span>
           </li>
         );
@@ -132,6 +139,7 @@ function GroupView(props: { group: IGroupView }): JSX.Element {
         <div key={node.name} className="jp-hubgrid-node" data-node={node.name}>
           <span className="jp-hubgrid-name">{node.name}</span>
           {node.schedulable ? '' : ' (not taking sessions)'}
+          <SharesLine line={node.shares} />
           <GpuMap node={node} />
         </div>
       ))}

@@ -8,6 +8,7 @@
  */
 
 import { compareAmounts, subtractAmounts, sumAmounts } from '../amounts';
+import { ISharesLine, memoryCap, sharesLine } from '../gpushares';
 import { formatSlot, percentOf } from './exact';
 import { IAllocation, IGroupModel, INodeModel } from './types';
 
@@ -16,6 +17,8 @@ export interface IGpuHolder {
   session: string;
   share: string;
   mine: boolean;
+  /** "memory cap 40 GiB" ('' unknown or a whole GPU) */
+  cap: string;
 }
 
 export interface IGpuCell {
@@ -42,6 +45,8 @@ export interface INodeView {
   schedulable: boolean;
   slots: ISlotCapacity[];
   gpus: IGpuCell[];
+  /** how it enforces GPU shares; null when the service does not say */
+  shares: ISharesLine | null;
 }
 
 export interface IGroupView {
@@ -111,7 +116,8 @@ export function nodeView(
             holders.push({
               session: sessionName(a),
               share: String(g.share),
-              mine: a.user === me
+              mine: a.user === me,
+              cap: String(g.share) === '1' ? '' : memoryCap(g.memory)
             });
           }
         }
@@ -129,7 +135,10 @@ export function nodeView(
         holders
       };
     });
-  return { name: node.name, schedulable: node.schedulable, slots, gpus };
+  return {
+    name: node.name, schedulable: node.schedulable, slots, gpus,
+    shares: node.devices?.length ? sharesLine(node.shares) : null
+  };
 }
 
 /**

@@ -4,6 +4,8 @@
  * a JS number.
  */
 
+import { INodeShares } from '../gpushares';
+
 /** slot name -> decimal amount */
 export type SlotMap = { [slot: string]: string };
 
@@ -57,6 +59,8 @@ export interface INodeModel {
   /** what every running session holds on the node (the service's count, whose never said) */
   used?: SlotMap;
   schedulable: boolean;
+  /** how the node enforces GPU shares (absent from older services) */
+  shares?: INodeShares;
 }
 
 export interface IGroupModel {
@@ -83,6 +87,9 @@ export interface IReason {
 export interface IGpuShare {
   index: number;
   share: string;
+  uuid?: string;
+  /** the device memory the share may use, in bytes (0: unknown) */
+  memory?: number;
 }
 
 export interface IApp {
@@ -103,6 +110,8 @@ export interface IAllocation {
   state: AllocationState | string;
   node: string | null;
   gpus: IGpuShare[] | null;
+  /** how its node enforces GPU shares (null before placement; absent from older services) */
+  shares?: INodeShares | null;
   reasons: IReason[] | null;
   created_at: string | null;
   admitted_at: string | null;

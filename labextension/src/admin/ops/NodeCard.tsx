@@ -11,7 +11,8 @@ import * as React from 'react';
 import { formatTime } from '../../data/format';
 import { ErrorBar } from '../frame';
 import { nodeBars } from './bars';
-import { gpuMap, sessionName, untilEmptyText } from './gpumap';
+import { SharesLine } from '../../sharesline';
+import { gpuMap, nodeShares, sessionName, untilEmptyText } from './gpumap';
 import { slotsText } from './queue';
 import { IAdminNode } from './types';
 
@@ -57,7 +58,7 @@ export function GpuMap(props: { node: IAdminNode }): JSX.Element | null {
             {c.holders.map((h, i) => (
               <li key={i} className="jp-hubgrid-ops-holder" data-allocation={h.allocation}
                 data-visible={String(h.visible)} title={h.visible ? `session ${h.allocation}` : undefined}>
-                {`${h.who}: ${h.share}`}
+                {`${h.who}: ${h.share}${h.cap ? `, ${h.cap}` : ''}`}
               </li>
             ))}
           </ul>
@@ -155,6 +156,7 @@ export function NodeCard(props: INodeCardProps): JSX.Element {
       )}
       {error ? <ErrorBar error={error} /> : null}
       <NodeBars node={node} />
+      <SharesLine line={nodeShares(node)} />
       <GpuMap node={node} />
       <NodeSessions node={node} />
     </section>

@@ -6,6 +6,7 @@
  */
 
 import { compareAmounts, subtractAmounts } from '../../amounts';
+import { ISharesLine, memoryCap, sharesLine } from '../../gpushares';
 import { percentOf } from '../../summary/exact';
 import { barLevel, BarLevel } from './bars';
 import { IAdminNode } from './types';
@@ -17,6 +18,8 @@ export interface IGpuHolderRow {
   share: string;
   /** false: the "other domains" row (a share summed over sessions not shown) */
   visible: boolean;
+  /** "memory cap 40 GiB" of a share ('' unknown, a whole GPU, others) */
+  cap: string;
 }
 
 export interface IGpuCellModel {
@@ -55,11 +58,12 @@ export function gpuMap(node: IAdminNode): IGpuCellModel[] {
         allocation: h.allocation,
         who: `${sessionName({ ...h, id: h.allocation })} (${h.domain}/${h.project})`,
         share: String(h.share),
-        visible: true
+        visible: true,
+        cap: String(h.share) === '1' ? '' : memoryCap(h.memory)
       }));
       const others = String(d.others ?? '0');
       if (compareAmounts(others, '0') > 0) {
-        holders.push({ allocation: '', who: OTHERS_LABEL, share: others, visible: false });
+        holders.push({ allocation: '', who: OTHERS_LABEL, share: others, visible: false, cap: '' });
       }
       return {
         index: d.index,
@@ -108,4 +112,9 @@ export function durationText(seconds: number): string {
     parts.push(m ? `${m} min` : `${s % 60} s`);
   }
   return parts.join(' ');
+}
+
+/** How a node with GPUs enforces shares (null: no GPUs, or the service does not say). */
+export function nodeShares(node: IAdminNode): ISharesLine | null {
+  return node.devices?.length ? sharesLine(node.shares) : null;
 }

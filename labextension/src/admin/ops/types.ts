@@ -4,6 +4,7 @@
  * images). Amounts are decimal strings, never JS numbers.
  */
 
+import { INodeShares } from '../../gpushares';
 import { IAllocation, IReason, SlotMap } from '../../summary/types';
 
 export { IAllocation, IReason, SlotMap };
@@ -42,6 +43,8 @@ export interface IGpuHolderModel {
   share: string;
   server_name?: string;
   origin?: string;
+  /** the device memory the share may use, bytes (0: unknown) */
+  memory?: number;
 }
 
 export interface IAdminDevice {
@@ -79,6 +82,8 @@ export interface IAdminNode {
   until_empty?: IUntilEmpty;
   sessions?: INodeSession[];
   other_sessions?: number;
+  /** how it enforces GPU shares (absent from older services) */
+  shares?: INodeShares;
 }
 
 export interface IQueueEntry {
