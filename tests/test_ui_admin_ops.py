@@ -73,7 +73,12 @@ def cluster(world):  # noqa: F811
     _ok(hub.call("PUT", f"resource-groups/{group}/grants", "admin", json={"domain": "globex"}), 201)
     node = {"resource_group": group, "capacity": {"cpu": "4", "mem": "8G"},
             "devices": [{"index": i, "model": "A100"} for i in range(2)]}
-    _ok(hub.call("POST", "nodes", "admin", json={"name": n1, **node}), 201)
+    # n1's MPS daemon is down, and an admin marked it "shares not enforced"
+    _ok(hub.call("POST", "nodes", "admin", json={
+        "name": n1, **node, "devices": [{"index": i, "model": "A100", "memory": 80 * 2**30}
+                                        for i in range(2)],
+        "sharing_mode": "mps", "share_check": "MPS daemon not running",
+        "shares_unenforced": True}), 201)
     gina = _ok(hub.call("POST", "allocations", "gina", json={
         "project": "lab", "resource_group": group, "slots": {"cpu": "1", "gpu.shares": "0.5"}}), 201)
     assert gina["node"] == n1
@@ -121,6 +126,10 @@ def test_superadmin_grants_drains_and_a_new_session_lands_on_the_other_node(
     # gina's half GPU on n1, by name for a superadmin; exact bars
     assert f"gina/{cluster['gina']['id'][:8]} (globex/lab): 0.5" in card1.locator('[data-gpu="0"]').inner_text()
     holder = card1.locator(f'.jp-hubgrid-ops-holder[data-allocation="{cluster["gina"]["id"]}"]')
+    assert holder.inner_text().endswith(": 0.5, memory cap 40 GiB")
+    shares = card1.locator('[data-field="shares"]')
+    assert (shares.inner_text(), shares.get_attribute("data-state")) == (
+        "GPU sharing: MPS, shares not enforced (MPS daemon not running)", "not-enforced")
     assert holder.get_attribute("title") == f"session {cluster['gina']['id']}"
     assert card1.locator('[data-slot="gpu"] .jp-hubgrid-bar-text').inner_text() == \
         "0.5 of 2 used, 1.5 free"
