@@ -55,8 +55,10 @@ def unavailable(e: ServiceUnavailable, how: str = "") -> SpawnException:
 
 
 def user_refused(e: Refused) -> SpawnException:
-    """hubgrid refuses the user (their identity): 403, reason ``user-refused``."""
-    return fail(f"{e.message}; ask an admin", "user-refused", 403)
+    """hubgrid refuses the user (their identity): 403, reason ``user-refused``;
+    the service's message, told whom to ask where it does not say so itself."""
+    message = e.message if "ask an admin" in e.message else f"{e.message}; ask an admin"
+    return fail(message, "user-refused", 403)
 
 
 #: what a pending request waits for (the service's ``queue.waits_for``), in words

@@ -106,6 +106,12 @@ def audit_log(factory) -> list[tuple[str, str, str, str | None]]:
                 for e in s.scalars(sa.select(AuditEntry).order_by(AuditEntry.id))]
 
 
+def end_detail(factory, allocation) -> str:
+    with factory() as s:
+        return s.scalars(sa.select(AuditEntry.detail).where(
+            AuditEntry.action == "session.end", AuditEntry.target == allocation)).one()
+
+
 def orphan(allocation, cid="c1"):
     return rd.Difference(rd.ORPHAN, cid, f"container {cid}", "its allocation was released",
                          "remove the container", allocation=allocation, engine=ENGINE,
@@ -140,8 +146,11 @@ def test_a_leaked_allocation_is_released_once_with_a_reason_naming_reconcile(led
     again = repair_one(tools(factory), d, ACTOR)
     assert (again["outcome"], again["detail"]) == ("skipped", f"allocation {a} is released "
                                                               "already")
+    # the session's own end (its access-log record, about the allocation), then reconcile's act
     assert [e[:3] for e in audit_log(factory)] == [
+        ("session.end", "success", a),
         ("reconcile.release-allocation", "success", f"leaked-allocation:{a}")]
+    assert "reconcile: no hub server holds it" in end_detail(factory, a)
 
 
 def dead(allocation, job="7", lingering=False):
@@ -170,7 +179,9 @@ def test_a_failed_act_is_reported_and_logged_as_an_error(ledger):
     out = repair_one(tools(factory, slurm=FakeSlurm({"8": "COMPLETING"}, fail_scancel=True)),
                      dead(a, "8", True), ACTOR)
     assert out["outcome"] == "failed" and "permission denied" in out["detail"]
-    assert audit_log(factory) == [("reconcile.close-job", "error", f"dead-job:{a}", "acme")]
+    # released before the cancel failed: the session's end is logged, the failed act too
+    assert audit_log(factory) == [("session.end", "success", a, "acme"),
+                                  ("reconcile.close-job", "error", f"dead-job:{a}", "acme")]
 
 
 def test_a_stray_job_is_cancelled_unless_it_ended_or_its_allocation_lives_again(ledger):

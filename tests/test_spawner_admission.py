@@ -17,7 +17,7 @@ from tornado.httpserver import HTTPServer
 from tornado.netutil import bind_sockets
 
 from hub_ext.client import HubgridClient, Refused, ServiceUnavailable
-from spawner.admission import REASONS, UNAVAILABLE, Waiting, follow, pending_text
+from spawner.admission import REASONS, UNAVAILABLE, Waiting, follow, pending_text, user_refused
 from spawner.mixin import HubgridSpawnerMixin
 
 DOWN = ServiceUnavailable("hubgrid service unreachable: [Errno 111] Connection refused")
@@ -392,3 +392,13 @@ def test_a_waiting_start_says_its_place_in_the_queue_and_what_it_waits_for():
         "pending: in the queue of resource group default, number 2 of 3 in line, waiting")
     assert pending_text({"reasons": reasons}) == (
         "pending: resource group default: cpu short by 1")
+
+
+@pytest.mark.parametrize("message, said", [
+    ("user 'x' is deactivated", "user 'x' is deactivated; ask an admin"),
+    ("user 'x' is not registered in hubgrid: log in to the hub once, or ask an admin to add you",
+     "user 'x' is not registered in hubgrid: log in to the hub once, or ask an admin to add you"),
+], ids=["told whom to ask", "already says whom to ask"])
+def test_a_refused_user_is_told_once_whom_to_ask(message, said):
+    e = user_refused(Refused(message, 403))
+    assert (e.message, e.reason, e.status_code) == (said, "user-refused", 403)

@@ -138,8 +138,8 @@ def test_a_hub_user_hubgrid_does_not_know_gets_a_403_that_says_so(hub):
     _ok(hub.hub_call("POST", f"users/{name}"), 201)
     r = hub.hub_call("POST", f"users/{name}/server", json={"user_options": {}})
     assert r.status_code == 403, r.text
-    assert r.json()["message"] == (f"user {name!r} is not registered in hubgrid; "
-                                   "ask an admin")
+    assert r.json()["message"] == (f"user {name!r} is not registered in hubgrid: log in to "
+                                   "the hub once, or ask an admin to add you")
 
 
 def test_a_local_sessions_output_is_its_log_and_its_file_goes_when_it_ends(hub):

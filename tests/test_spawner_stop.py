@@ -62,7 +62,7 @@ class Probe(HubgridSpawnerMixin, ProcessThatDiesWhenSignalled):
 async def started() -> Probe:
     p = Probe(user=SimpleNamespace(name="alice", url="/user/alice/"),
               authenticator=SimpleNamespace(service_timeout=20),
-              user_options={"project": "ml"}, death_interval=0.01)
+              user_options={"project": "ml", "cpu": "1", "mem": "1G"}, death_interval=0.01)
     p.service = RecordingService()
     await p.start()
     assert p.allocation_id == "a-1"
