@@ -146,7 +146,7 @@ def test_a_start_that_must_wait_says_why_and_stop_cancels_it(world):  # noqa: F8
         assert waiting["state"] == "pending" and waiting["reasons"], waiting
         code, out, err = hubgrid(env, "sessions", "ls")
         row = next(line for line in out.splitlines() if line.startswith(waiting["id"][:8]))
-        assert "pending" in row and waiting["reasons"][0]["text"] in row
+        assert "  waiting  " in row and waiting["reasons"][0]["text"] in row
 
         code, out, err = hubgrid(env, "sessions", "stop", second)
         assert code == 0, err
