@@ -491,6 +491,14 @@ def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, l
     assert download.value.suggested_filename == "hello.txt"
     assert "/hubgrid/download/" in download.value.url, download.value.url
     assert not any("token" in u.partition("?")[2] for u in urls + [download.value.url]), urls
+    # a directory opened with a double click opens once (its link is built from the
+    # listing shown, not the directory asked for): sub, never sub/sub
+    r = hub.call("POST", f"vfolders/{folder['id']}/mkdir", a, json={"path": "sub"})
+    assert r.status_code == 201, r.text
+    files.get_by_role("button", name="Refresh").click()
+    files.locator('tr[data-entry="sub"] a').dblclick()
+    files.locator(".jp-hubgrid-data-empty").wait_for(timeout=SLOW)  # sub is empty
+    assert "sub/sub" not in files.inner_text() and "no such" not in files.inner_text()
     assert dialogs == [], dialogs
 
 

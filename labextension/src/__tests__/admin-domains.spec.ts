@@ -1,4 +1,4 @@
-import { groupsFor, projectBody, EMPTY_PROJECT, slotsOf, totalsBars } from '../admin/domains/model';
+import { GRANTED_HERE, groupsFor, projectBody, EMPTY_PROJECT, slotsOf, totalsBars } from '../admin/domains/model';
 
 const figures = {
   limits: { cpu: '8', 'gpu.shares': '1' },
@@ -36,6 +36,16 @@ describe('resource groups of a domain', () => {
     expect(groupsFor(groups, 'acme')).toEqual([
       { group: 'acme-gpu', via: 'the domain' },
       { group: 'shared', via: 'project ml' }
+    ]);
+  });
+});
+
+describe('resource groups a domain admin sees', () => {
+  it('lists every group of a listing without grants as granted here', () => {
+    const groups = [{ name: 'default', active: true }, { name: 'gpu', active: true }];
+    expect(groupsFor(groups, 'beta')).toEqual([
+      { group: 'default', via: GRANTED_HERE },
+      { group: 'gpu', via: GRANTED_HERE }
     ]);
   });
 });

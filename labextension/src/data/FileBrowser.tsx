@@ -63,17 +63,26 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
   const input = React.useRef<HTMLInputElement>(null);
   const [dragging, setDragging] = React.useState(false);
 
+  // the directory the listing on screen is of: links are built from it, so a
+  // second click before the next listing arrives cannot add a name twice
+  const [listedDir, setListedDir] = React.useState('');
+  const dirRef = React.useRef(dir);
+  dirRef.current = dir;
   const load = React.useCallback(async (path: string) => {
     try {
       const got = await api.listFiles(settings, folder.id, path);
+      if (path !== dirRef.current) {
+        return; // the listing of a directory no longer shown
+      }
       setListing(got);
+      setListedDir(path);
       setError('');
     } catch (e) {
-      setError((e as Error).message);
+      if (path === dirRef.current) {
+        setError((e as Error).message);
+      }
     }
   }, [settings, folder.id]);
-  const dirRef = React.useRef(dir);
-  dirRef.current = dir;
   React.useEffect(() => {
     void load(dir);
   }, [dir, load]);
@@ -176,7 +185,7 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
   };
 
   const rename = async (entry: IFileEntry) => {
-    const src = joinPath(dir, entry.name);
+    const src = joinPath(listedDir, entry.name);
     const v = await askForm('Rename', [{ name: 'name', label: 'New name', value: entry.name }], 'Rename');
     if (!v || v.name === entry.name) {
       return;
@@ -186,7 +195,7 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
       setError(problem);
       return;
     }
-    await attempt('Not renamed', () => api.moveEntry(settings, folder.id, src, joinPath(dir, v.name)));
+    await attempt('Not renamed', () => api.moveEntry(settings, folder.id, src, joinPath(listedDir, v.name)));
     await load(dir);
   };
 
@@ -198,7 +207,7 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
     if (!ok) {
       return;
     }
-    await attempt('Not deleted', () => api.deleteEntry(settings, folder.id, joinPath(dir, entry.name), isDir));
+    await attempt('Not deleted', () => api.deleteEntry(settings, folder.id, joinPath(listedDir, entry.name), isDir));
     await load(dir);
     void model.refresh();
   };
@@ -263,7 +272,7 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
             <tr key={entry.name} data-entry={entry.name} data-type={entry.type}>
               <td>
                 {entry.type === 'dir' ? (
-                  <a href="#" onClick={e => { e.preventDefault(); setDir(joinPath(dir, entry.name)); }}>
+                  <a href="#" onClick={e => { e.preventDefault(); setDir(joinPath(listedDir, entry.name)); }}>
                     <folderIcon.react tag="span" className="jp-hubgrid-files-icon" />
                     {entry.name}
                   </a>
@@ -282,7 +291,7 @@ export function FolderFiles(props: { model: DataModel; folder: IFolderRow }): JS
                   <button className="jp-ToolbarButtonComponent jp-mod-minimal jp-Button"
                     data-download={entry.name} title={`Download ${entry.name}`} aria-label={`Download ${entry.name}`}
                     onClick={() => void attempt('Not downloaded',
-                      () => api.downloadFile(settings, folder.id, joinPath(dir, entry.name), entry.name))}>
+                      () => api.downloadFile(settings, folder.id, joinPath(listedDir, entry.name), entry.name))}>
                     <downloadIcon.react tag="span" />
                   </button>
                 )}

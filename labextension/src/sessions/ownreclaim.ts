@@ -78,7 +78,10 @@ export function reclaimedText(own: IOwnReclaim, now: number = Date.now()): IRecl
   } else {
     lines.push(`Your open documents could not be saved: ${own.saveError || 'unknown error'}.`);
   }
-  lines.push('Your files are kept. Start the session again to go on working.');
+  lines.push(
+    'Files in your hubgrid folders are kept. In a container session, files saved outside ' +
+      'your folders ended with it. Start the session again to go on working.'
+  );
   return { title: 'Your session was reclaimed', lines };
 }
 

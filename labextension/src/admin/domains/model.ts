@@ -60,11 +60,22 @@ export function totalsBars(f: IFigures): IBar[] {
   );
 }
 
-/** The groups granted to the domain, to one of its projects, or to a named user. */
+/** what a domain admin is told of a group whose grants only a superadmin reads */
+export const GRANTED_HERE = 'a grant to this domain, one of its projects or users';
+
+/**
+ * The groups granted to the domain, to one of its projects, or to a named user.
+ * A domain admin's listing carries no grants: every group it holds is one
+ * granted to their domain, a project or a user of it, and reads so.
+ */
 export function groupsFor(groups: IGroup[], domain: string): Array<{ group: string; via: string }> {
   const out: Array<{ group: string; via: string }> = [];
   for (const g of groups) {
-    for (const grant of g.grants || []) {
+    if (g.grants === undefined) {
+      out.push({ group: g.name, via: GRANTED_HERE });
+      continue;
+    }
+    for (const grant of g.grants) {
       if (grant.domain === domain) {
         out.push({ group: g.name, via: 'the domain' });
       } else if (grant.project && grant.project.startsWith(`${domain}/`)) {
