@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, model_validator
 
+from quota_service.core import names as namelib
 from quota_service.core import slots as slotlib
 from quota_service.core.schemas import EntityName
 
@@ -102,6 +103,15 @@ TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
 )
+#: an amount of a slot as people read it (memory in binary units: 256 MiB, not 268435456)
+def _slot_amount(amount, slot: str) -> str:
+    try:
+        return namelib.format_slot(slot, Decimal(str(amount)))
+    except ArithmeticError:  # not a number (the service sends exact decimals): as it is
+        return str(amount)
+
+
+TEMPLATES.filters["slot_amount"] = _slot_amount
 
 SLOT_TITLES = {"cpu": "CPU cores", "mem": "Memory", "gpu": "GPUs", "gpu.shares": "GPU shares"}
 GiB = Decimal(2**30)

@@ -65,7 +65,7 @@ CHOICES = {
          "remaining": {"cpu": None, "mem": None, "gpu": None, "gpu.shares": None},
          "sessions_left": None},
     ],
-    "images": [{"name": "hubgrid/base:latest", "min_slots": {"cpu": "0.5", "mem": "256M"}},
+    "images": [{"name": "hubgrid/base:latest", "min_slots": {"cpu": "0.5", "mem": "268435456"}},
                {"name": "hubgrid/datascience:latest", "min_slots": {}}],
 }
 
@@ -87,7 +87,7 @@ def test_the_form_offers_the_users_projects_groups_and_images():
         "hubgrid/base:latest", "hubgrid/datascience:latest"]
     assert page.select_one("select[name=image] option[selected]")["value"] == \
         "hubgrid/datascience:latest"
-    assert "at least 0.5 cpu, 256M mem" in page.select_one("select[name=image]").text
+    assert "(at least cpu 0.5, mem 256 MiB)" in page.select_one("select[name=image]").text
     names = {e["name"] for e in page.select("[name]")}
     assert names == {"project", "resource_group", "image", "cpu", "mem", "gpu", "gpu_shares",
                      "gpu_models", "vfolders", "session_type", "command"}

@@ -46,3 +46,8 @@ export const SESSION_TYPES: ReadonlyArray<{ type: string; label: string }> = [
   { type: 'interactive', label: 'Interactive' },
   { type: 'batch', label: 'Batch' }
 ];
+
+/** A count with its noun, singular for one: '1 user', '3 users', '0 users'. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

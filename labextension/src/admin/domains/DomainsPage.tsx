@@ -9,6 +9,7 @@
 import * as React from 'react';
 
 import { formatBytes } from '../../amounts';
+import { counted } from '../../words';
 import { AdminFrame, ErrorBar, Field, IAdminPageProps, useAdminLoad } from '../frame';
 import { fieldErrors } from '../errors';
 import { adminCall } from '../http';
@@ -127,7 +128,7 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
               onClose={() => setEditing(null)}
             />
           )}
-          <p>{`${t.users} users; storage hosts: ${t.allowed_vfolder_hosts.join(', ') || 'any allowed by policy'}`}</p>
+          <p>{`${counted(t.users, 'user')}; storage hosts: ${t.allowed_vfolder_hosts.join(', ') || 'any allowed by policy'}`}</p>
           <p data-field="resource-groups">
             {`Resource groups: ${groups.map(g => `${g.group} (${g.via})`).join(', ') || 'none granted'}`}
           </p>

@@ -12,6 +12,7 @@ import { adminCall } from '../http';
 import { IUser, IUserFilters, NO_FILTERS, ROLES, userCreateBody, usersPath } from './model';
 import { UserEditor } from './UserEditor';
 import { BulkAdd } from './BulkAdd';
+import { counted } from '../../words';
 
 
 
@@ -135,7 +136,7 @@ export function UsersPage(props: IAdminPageProps): JSX.Element {
               ))}
             </tbody>
           </table>
-          <p className="jp-hubgrid-admin-count">{users.data ? `${list.length} users` : ''}</p>
+          <p className="jp-hubgrid-admin-count">{users.data ? counted(list.length, 'user') : ''}</p>
         </div>
         <div className="jp-hubgrid-admin-side">
           {current ? (
