@@ -60,7 +60,8 @@ REQUEST = st.fixed_dictionaries(
      "mem": st.sampled_from(["0", "4G", "20G"])},
     optional={"gpu": st.sampled_from(["1", "2", "3"]),
               "gpu.shares": st.integers(5, 100).map(lambda n: str(Decimal(n) / 100))},
-).filter(lambda r: not ("gpu" in r and "gpu.shares" in r))
+).filter(lambda r: not ("gpu" in r and "gpu.shares" in r)).filter(
+    lambda r: any(v not in ("0", "0G") for v in r.values()))  # asking for nothing is refused
 
 SUBMIT = st.tuples(st.just("submit"), st.sampled_from(sorted(USERS)), REQUEST,
                    st.sampled_from([[], ["A100"], ["T4"]]), st.integers(0, 3))

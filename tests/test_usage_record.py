@@ -38,7 +38,8 @@ def test_a_release_appends_one_interval_and_a_cancel_none(cluster, engine):
                      T0 + dt.timedelta(seconds=1), T0 + dt.timedelta(seconds=2) + HOUR)]
     with cluster.world.session_factory() as s:
         row = s.scalar(sa.select(UsageInterval))
-        assert row.gpus == [{"index": 0, "share": "0.25"}]
+        # the allocation's GPUs as placed: a declared device with no UUID or memory given
+        assert row.gpus == [{"index": 0, "uuid": "", "share": "0.25", "memory": 0}]
         assert row.session_type == "interactive"
     # running sessions are read from the ledger, not recorded
     live = cluster.submit("alice", "ml", "gpu", slots={"cpu": "1"})

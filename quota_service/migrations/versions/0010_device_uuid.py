@@ -22,5 +22,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('devices', schema=None) as batch_op:
-        batch_op.drop_column('uuid')
+    # ALTER TABLE ... DROP COLUMN in place (SQLite 3.35+, PostgreSQL): a batch
+    # would copy devices and drop it, which the foreign keys onto it refuse
+    op.execute("ALTER TABLE devices DROP COLUMN uuid")

@@ -17,14 +17,16 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('nodes', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('share_check', sa.String(length=200), server_default='',
-                                      nullable=False))
-        batch_op.add_column(sa.Column('shares_unenforced', sa.Boolean(),
-                                      server_default=sa.false(), nullable=False))
+    # ALTER TABLE ... ADD COLUMN in place: a batch would copy nodes and drop it,
+    # which the foreign keys onto it refuse on SQLite
+    op.add_column('nodes', sa.Column('share_check', sa.String(length=200), server_default='',
+                                     nullable=False))
+    op.add_column('nodes', sa.Column('shares_unenforced', sa.Boolean(),
+                                     server_default=sa.false(), nullable=False))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('nodes', schema=None) as batch_op:
-        batch_op.drop_column('shares_unenforced')
-        batch_op.drop_column('share_check')
+    # ALTER TABLE ... DROP COLUMN in place (SQLite 3.35+, PostgreSQL): a batch
+    # would copy nodes and drop it, which the foreign keys onto it refuse
+    op.execute("ALTER TABLE nodes DROP COLUMN shares_unenforced")
+    op.execute("ALTER TABLE nodes DROP COLUMN share_check")

@@ -17,11 +17,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('nodes', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('sharing_mode', sa.String(length=16), server_default='',
-                                      nullable=False))
+    # in place, as 0011 (no copy of nodes)
+    op.add_column('nodes', sa.Column('sharing_mode', sa.String(length=16), server_default='',
+                                     nullable=False))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('nodes', schema=None) as batch_op:
-        batch_op.drop_column('sharing_mode')
+    # ALTER TABLE ... DROP COLUMN in place (SQLite 3.35+, PostgreSQL): a batch
+    # would copy nodes and drop it, which the foreign keys onto it refuse
+    op.execute("ALTER TABLE nodes DROP COLUMN sharing_mode")
