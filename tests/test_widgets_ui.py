@@ -5,7 +5,7 @@ service; and the launcher starting a session through the real hub.
 - ``test_the_quota_widget_renders_in_a_notebook_in_jupyterlab``: ``jupyter
   lab`` runs with the hubgrid settings of a user (a keypair) in its
   environment, as a session's server does with its token; a notebook runs
-  ``widgets.quota()``; the page shows the exact amounts ("0.9 / 1 GPU")
+  ``widgets.quota()``; the page shows the exact amounts ("0.9 / 1")
   beside the bars; Refresh clicked in the page brings the new amounts; the
   auto-refresh checkbox starts and stops its task in the real kernel. The
   screenshot goes to ``$HUBGRID_SCREENSHOTS/widgets-quota.png`` when that
@@ -195,11 +195,11 @@ async def test_the_quota_widget_renders_in_a_notebook_in_jupyterlab(quota_world,
                     await choose.click()
                 await run_first_cell(page, editor)
                 output = page.locator(".jp-OutputArea-output").first
-                await shown(output.locator(".widget-label", has_text="0.9 / 1 GPU"), page, log,
+                await shown(output.locator(".widget-label", has_text="0.9 / 1"), page, log,
                             tmp_path, timeout=90_000)
                 labels = await output.locator(".widget-label").all_inner_texts()
                 assert "Project ml" in labels and "Domain acme" in labels, labels
-                assert "0.9 / 2 GPU" in labels and "3 / 6 CPU" in labels, labels
+                assert "0.9 / 2" in labels and "3 / 6" in labels, labels
                 assert "0 B / 0 B" in labels, labels  # a limit of 0 stays visible
                 assert await output.locator(".widget-hprogress").count() == 7 + 7 + 5
                 assert await output.locator("script").count() == 0
@@ -210,7 +210,7 @@ async def test_the_quota_widget_renders_in_a_notebook_in_jupyterlab(quota_world,
                 # Refresh, clicked in the page: the kernel asks the service again
                 await allocate(quota_world, cpu="1", **{"gpu.shares": "0.1"})
                 await output.get_by_role("button", name="Refresh").click()
-                await shown(output.locator(".widget-label", has_text="1 / 2 GPU"), page, log,
+                await shown(output.locator(".widget-label", has_text="1 / 2"), page, log,
                             tmp_path)
                 # auto-refresh: a task on the real kernel's loop, started and stopped
                 box = output.locator(".widget-checkbox input")
