@@ -38,6 +38,7 @@ DOCKER=/usr/bin/docker
 CACHE_DIR=/var/cache/hubgrid
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 SESSION_SCRIPT="$REPO_ROOT/spawner/scripts/hubgrid-session"
+RELAY_SCRIPT="$REPO_ROOT/spawner/scripts/hubgrid-relay"
 GPU_HOOK_DIR="$REPO_ROOT/spawner/gpuhook"
 LABEXT="$REPO_ROOT/labextension"
 LABEXT_BUILT="$LABEXT/jupyterlab_hubgrid/labextension/static/style.js"
@@ -236,6 +237,7 @@ build_dockerfile() {
     cp -a "$dir"/. "$CTX"/
     cp "$CA_BUNDLE" "$CTX/ca-certificates.crt"
     install -m 755 "$SESSION_SCRIPT" "$CTX/hubgrid-session"
+    install -m 755 "$RELAY_SCRIPT" "$CTX/hubgrid-relay"
     mkdir "$CTX/gpuhook"
     install -m 644 "$GPU_HOOK_DIR/hubgrid_gpu_hook.py" "$GPU_HOOK_DIR/hubgrid-gpu-hook.pth" "$CTX/gpuhook/"
     if [[ -n "$wheels" ]]; then

@@ -122,13 +122,19 @@ fi
 "$VENV/bin/python" -m spawner.gpuhook install >/dev/null
 
 # ---------------------------------------------------------------- node tools
-if [[ -x node_modules/.bin/configurable-http-proxy ]]; then
-    log "configurable-http-proxy already installed"
+# 5.x: isolated Docker sessions are reached on Unix sockets (http+unix targets,
+# which 4.x cannot proxy); an older install is upgraded
+chp_major() {
+    node -p 'require("./node_modules/configurable-http-proxy/package.json").version.split(".")[0]' 2>/dev/null || echo 0
+}
+if [[ -x node_modules/.bin/configurable-http-proxy && "$(chp_major)" == 5 ]]; then
+    log "configurable-http-proxy 5 already installed"
 else
     command -v npm >/dev/null 2>&1 || die "npm not found on PATH"
-    log "installing configurable-http-proxy (npm)"
-    npm install --no-save --no-audit --no-fund --no-package-lock configurable-http-proxy@^4
-    [[ -x node_modules/.bin/configurable-http-proxy ]] || die "configurable-http-proxy did not install"
+    log "installing configurable-http-proxy 5 (npm)"
+    npm install --no-save --no-audit --no-fund --no-package-lock configurable-http-proxy@^5.3
+    [[ -x node_modules/.bin/configurable-http-proxy && "$(chp_major)" == 5 ]] \
+        || die "configurable-http-proxy 5 did not install"
 fi
 
 # ---------------------------------------------------------------- JupyterLab extension

@@ -7,12 +7,20 @@ builders in ``spawner/builders.py``: the allocation's cpu, memory and pids
 limits, device requests for exactly the allocated GPUs and the GPU sharing
 environment, labels naming user, domain, project and allocation, no
 privileges, all capabilities dropped, a non-root user, and no host paths
-but the allowed mounts. Containers use host networking: the server listens on
-a free port of its node, on the node's address (loopback for a local engine).
+but the allowed mounts.
+
+Each session has a network of its own (``isolated``, the default;
+spawner/isolation.py): the hub and the proxy reach its server on a Unix
+socket in its directory, and it reaches the hub's and the hubgrid API only
+through its relay (spawner/relay.py). ``isolated = False`` is the old host
+networking (every session and node service reachable from every session),
+for engines on other machines, whose sockets the proxy cannot reach.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from decimal import Decimal
 from urllib.parse import urlparse
@@ -21,12 +29,15 @@ import docker
 from dockerspawner import DockerSpawner
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import fmt_ip_url, random_port
-from traitlets import Enum, Float, Integer, Unicode, default
+from traitlets import Bool, Enum, Float, Integer, TraitError, Unicode, default, validate
 
 from .builders import SessionSpec, container_config, vfolder_mounts
 from .gpuenv import allocation_gpus
 from . import readiness
+from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal, engine_is_local,
+                        relay_routes)
 from .mixin import HubgridSpawnerMixin
+from .relay import RELAYS
 
 
 def session_host(docker_url: str) -> str:
@@ -95,6 +106,50 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     ).tag(config=True)
     session_gid = Integer(100, help="Group id the session runs as.").tag(config=True)
 
+    isolated = Bool(
+        True,
+        help="""Each session in a network namespace of its own (Docker's
+        ``none`` network, or ``egress_network``): no session reaches another
+        or a service of its node. The hub and the proxy reach its server on
+        a Unix socket under ``session_socket_root``; it reaches the hub's and
+        the hubgrid API through a relay socket next to it, which carries
+        nothing else. Needs engines on the hub's machine (unix:// engine
+        URLs or tcp:// to this machine): False uses host networking, which
+        isolates nothing (docs/sessions.md).""",
+    ).tag(config=True)
+
+    session_socket_root = Unicode(
+        "/run/hubgrid/sessions",
+        help="""Directory of isolated sessions' socket directories on the
+        node (one per session, mode 0700, owned by ``session_uid``, mounted
+        at /run/hubgrid in that session only). Lowercase: JupyterHub
+        lowercases the socket's URL.""",
+    ).tag(config=True)
+
+    relay_port = Integer(
+        8081,
+        help="""The port of the session's own loopback where an isolated
+        session reaches the hub's API and the hubgrid API (its relay):
+        ``JUPYTERHUB_API_URL`` and ``HUBGRID_API_URL`` point there.""",
+    ).tag(config=True)
+
+    egress_network = Unicode(
+        "",
+        help="""A Docker network that gives isolated sessions access to the
+        outside (the internet) instead of none at all. Must be a bridge
+        created with ``-o com.docker.network.bridge.enable_icc=false``
+        (sessions on it cannot reach each other); a start onto any other
+        network is refused. The node's own services must not listen on that
+        bridge's address (docs/sessions.md). Empty: no egress.""",
+    ).tag(config=True)
+
+    @validate("session_socket_root")
+    def _check_socket_root(self, proposal):
+        try:
+            return check_root(proposal.value)
+        except ValueError as e:
+            raise TraitError(str(e)) from None
+
     @default("image")
     def _default_image(self):
         return "hubgrid/base:latest"
@@ -141,12 +196,17 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     def session_image(self, opts) -> str:
         return opts.image or self.image
 
+    #: an isolated session's sockets (None: host networking, or no session)
+    _net: SessionNetwork | None = None
+
     def _apply_allocation(self, allocation, opts):
         super()._apply_allocation(allocation, opts)
         self.image = allocation.get("image") or self.session_image(opts)
         self.docker_url = allocation.get("backend_url") or self.default_docker_url
         self.ip = session_host(self.docker_url)
-        self.port = random_port()
+        self._net = SessionNetwork.of(self.session_socket_root, allocation["id"],
+                                      self.relay_port) if self.isolated else None
+        self.port = SERVER_PORT if self._net else random_port()
         self._start_began = time.monotonic()  # the start budget runs from here (mixin)
         if opts.session_type == "batch":
             self.session_env = {**self.session_env, "HUBGRID_BATCH_GO_FILE": self.BATCH_GO_FILE}
@@ -169,7 +229,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             gpus=allocation_gpus(a["gpus"]),
             gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
             pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
-            mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root),
+            mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root)
+            + ((self._net.mount(),) if self._net else ()),
             enforcement=self.gpu_enforcement(image_labels or {}), mps_ipc_mode=self.mps_ipc_mode,
         )
 
@@ -192,7 +253,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             raise SpawnException(f"cannot start the session: {e}", reason="invalid",
                                  status_code=400) from None
         body = container_config(spec)
-        host_config = {**body["HostConfig"], "NetworkMode": self.network_name, "AutoRemove": False}
+        network = await self._prepare_network() if self._net else self.network_name
+        host_config = {**body["HostConfig"], "NetworkMode": network, "AutoRemove": False}
         try:
             return await self.docker(
                 "create_container", image=body["Image"], command=await self.get_command(),
@@ -207,6 +269,95 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
                                  f"{e.explanation or e}", reason="backend",
                                  status_code=500) from None
 
+    # -- the session's own network (isolated) --------------------------------
+
+    async def _prepare_network(self) -> str:
+        """The session's directory and relay, made before its container; the
+        network mode it gets (``none``, or the checked egress network)."""
+        url = self.docker_url or self.default_docker_url
+        if not engine_is_local(url):
+            raise SpawnException(
+                f"node {self.allocation['node']}'s engine {url} is on another machine: its "
+                "sessions' sockets cannot be reached from here (set "
+                "c.HubgridDockerSpawner.isolated = False, which isolates nothing)",
+                reason="config", status_code=500)
+        mode = "none"
+        if self.egress_network:
+            try:
+                info = await self.docker("inspect_network", self.egress_network)
+            except docker.errors.NotFound:
+                info = None
+            refusal = egress_refusal(info, self.egress_network)
+            if refusal:
+                raise SpawnException(f"not started: {refusal}", reason="config", status_code=500)
+            mode = self.egress_network
+        net = self._net
+        os.makedirs(os.path.dirname(net.directory), mode=0o711, exist_ok=True)
+        await self._close_network()  # what a failed earlier start left
+        os.mkdir(net.directory, 0o700)
+        os.chown(net.directory, self.session_uid, self.session_gid)
+        await self._ensure_relay()
+        return mode
+
+    def _relay_routes(self):
+        return relay_routes(self.hub.api_url if self.hub else "", self.hubgrid.api_url)
+
+    async def _ensure_relay(self) -> None:
+        await RELAYS.ensure(self._net.relay_socket, self._relay_routes(),
+                            self.session_uid, self.session_gid)
+
+    async def _close_network(self) -> None:
+        if self._net is not None:
+            await RELAYS.close(self._net.relay_socket)
+            shutil.rmtree(self._net.directory, ignore_errors=True)
+
+    async def _discard_network(self) -> None:
+        """The session is gone: its relay and directory go too."""
+        await self._close_network()
+        self._net = None
+
+    def _use_socket(self) -> None:
+        """The hub and the proxy reach the server on its socket (a URL with no
+        port and the path's own case: JupyterHub's own parse of start()'s URL
+        adds port 80 and lowercases it)."""
+        if self._net is not None and self.server is not None:
+            self.server.connect_url = self._net.server_url
+
+    def get_args(self):
+        args = super().get_args()
+        return args + self._net.server_args() if self._net else args
+
+    def get_env(self):
+        env = super().get_env()
+        if self._net is None:
+            return env
+        return self._net.environment(env, self.hub.api_url if self.hub else "/hub/api/",
+                                     self.hubgrid.api_url)
+
+    async def start(self):
+        result = await super().start()
+        if self._net is None:
+            return result
+        self._use_socket()
+        return self._net.server_url
+
+    async def poll(self):
+        net = self._net
+        if net is not None and self.object_id and not self._stopping \
+                and not os.path.exists(net.server_socket):
+            # its server's socket is gone: nothing reaches the session any more
+            if await self.session_exit_code() is None:
+                self.log.warning("%s: the server's socket %s vanished; stopping the session",
+                                 self._log_name, net.server_socket)
+                try:
+                    await self.docker("kill", self.object_id)
+                except docker.errors.APIError:
+                    pass
+        status = await super().poll()
+        if status is None and self._net is not None and self.object_id:
+            await self._ensure_relay()  # a hub that restarted
+        return status
+
     _start_began = 0.0
 
     async def start_object(self):
@@ -219,7 +370,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             return
         budget_left = self.start_timeout - (time.monotonic() - self._start_began) - 1
         window = min(self.http_timeout, budget_left)
-        url = f"http://{fmt_ip_url(self.ip)}:{self.port}{self.server.base_url}api"
+        origin = self._net.server_url if self._net else f"http://{fmt_ip_url(self.ip)}:{self.port}"
+        url = f"{origin}{self.server.base_url}api"
         try:
             up = await readiness.until_answering(url, interval=self.ready_poll_interval,
                                                  timeout=max(window, 0),
@@ -270,13 +422,21 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.object_id:  # a start that failed before the container existed
             await super().stop_object()
 
+    async def stop(self, now=False):
+        try:
+            await super().stop(now=now)
+        finally:
+            await self._discard_network()
+
     async def remove_object(self):
         if not self.object_id:
+            await self._discard_network()
             return
         # the output and exit code are kept before the container goes
         if self.allocation_id:
             await self.session_ended()
         await super().remove_object()
+        await self._discard_network()
 
     async def discard_session(self):
         if self.remove:
@@ -290,6 +450,9 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.docker_url:
             state["hubgrid_docker_url"] = self.docker_url
             state["hubgrid_port"] = self.port
+        if self._net is not None:
+            state["hubgrid_socket_dir"] = self._net.directory
+            state["hubgrid_relay_port"] = self._net.relay_port
         return state
 
     def load_state(self, state):
@@ -298,6 +461,13 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.docker_url:
             self.ip = session_host(self.docker_url)
             self.port = int(state.get("hubgrid_port", 0))
+        if state.get("hubgrid_socket_dir"):
+            self._net = SessionNetwork(state["hubgrid_socket_dir"],
+                                       int(state.get("hubgrid_relay_port", self.relay_port)))
+            try:
+                self._use_socket()
+            except Exception:  # noqa: BLE001 - no server yet (a spawner being made)
+                pass
 
     def clear_state(self):
         super().clear_state()

@@ -6,7 +6,8 @@ JupyterHub checks a started server with exponential backoff and full jitter
 1.7 s late on average. A spawner whose start() returns once its server
 answers is found by the hub's first check. The wait asks the server every
 ``interval`` seconds what the hub asks (``<server url>api``: any HTTP status
-below 500 means up); a refused connection costs next to nothing.
+below 500 means up), with the hub's own HTTP client, which also reaches
+servers on Unix sockets; a refused connection costs next to nothing.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.iostream import StreamClosedError
+import aiohttp
+from jupyterhub.httpclient import JupyterHubHTTPClient
 
 
 class ServerExited(Exception):
@@ -26,15 +27,16 @@ class ServerExited(Exception):
         self.code = code
 
 
-async def answers(client: AsyncHTTPClient, url: str, timeout: float) -> bool:
-    """Whether ``url`` answers with a status below 500 within ``timeout`` seconds."""
-    request = HTTPRequest(url, request_timeout=timeout, connect_timeout=timeout,
-                          follow_redirects=False)
+async def answers(client: JupyterHubHTTPClient, url: str, timeout: float) -> bool:
+    """Whether ``url`` (``http://`` or ``http+unix://``, as the hub reaches
+    it) answers with a status below 500 within ``timeout`` seconds."""
     try:
-        response = await client.fetch(request, raise_error=False)
-    except (OSError, HTTPClientError, StreamClosedError):  # refused, reset, timed out
+        response = await client.fetch(url, raise_for_status=False, allow_redirects=False,
+                               timeout=aiohttp.ClientTimeout(total=timeout))
+    except (OSError, aiohttp.ClientError, asyncio.TimeoutError):  # refused, reset, timed out
         return False
-    return response.code < 500
+    response.release()
+    return response.status < 500
 
 
 async def until_answering(url: str, *, interval: float, timeout: float,
@@ -47,7 +49,7 @@ async def until_answering(url: str, *, interval: float, timeout: float,
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     next_check = loop.time() + check_every
-    client = AsyncHTTPClient(force_instance=True)  # never queued behind the hub's own calls
+    client = JupyterHubHTTPClient()  # its own connections, closed when done
     try:
         while True:
             if await answers(client, url, max(interval, 1.0)):
@@ -62,4 +64,4 @@ async def until_answering(url: str, *, interval: float, timeout: float,
                 return False
             await asyncio.sleep(min(interval, deadline - now))
     finally:
-        client.close()
+        await client.close()

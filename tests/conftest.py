@@ -29,6 +29,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
+from docker_fixtures import dock  # noqa: F401 - one hub for every Docker session module
 from quota_service.core import db
 from quota_service.tenancy import accounts as manager
 from quota_service.core.authz import Principal

@@ -2,111 +2,24 @@
 
 Two Docker engines on this machine are two nodes of the resource group
 ``dock`` (started by `make test`: scripts/start-docker.sh --engines 2; their
-URLs in HUBGRID_TEST_DOCKER_HOSTS). Containers use host networking and
-listen on loopback. The GPUs of node ``dock-a`` are declared (no NVIDIA
+URLs in HUBGRID_TEST_DOCKER_HOSTS), on the hub shared with
+tests/test_docker_isolation.py (tests/docker_fixtures.py). Each container has
+a network of its own; its server listens on a Unix socket. The GPUs of node ``dock-a`` are declared (no NVIDIA
 runtime here): sessions get the GPU environment, never device requests.
 """
 
 from __future__ import annotations
 
-import os
 import uuid
-from dataclasses import dataclass
 
-import docker
 import pytest
 import requests
 from bs4 import BeautifulSoup
 
-from hub_fixtures import _ok, build_world, launch_hub, require, stop_hub
+from docker_fixtures import HOSTS, IMAGE, SERVICE_CONFIG, MiB, held, opts
+from hub_fixtures import _ok, launch_hub, stop_hub
 from session_fixtures import (allocations, eventually, hub_log, run_in_terminal, server_of, spawn,
                               stop_server, wait_ready)
-
-HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
-IMAGE = "hubgrid/base:latest"
-MiB = 2**20
-#: a reclaim pass every second (the lifetime test); the demo's umask
-#: (scripts/run.sh): what the service writes into folders must still be the
-#: sessions' (issue 19: uploads were root:root 0600 under it)
-SERVICE_CONFIG = ("c.HubgridService.reclaim_interval = 1.0\n"
-                  "import os\nos.umask(0o077)\n")
-
-
-@dataclass
-class Dock:
-    hub: object
-    engines: dict  # url -> docker.APIClient
-
-    def containers(self, **labels) -> list[tuple[str, dict]]:
-        """(engine url, container) of every container, running or not, with ``labels``."""
-        filters = {"label": [f"hubgrid.{k}={v}" for k, v in labels.items()] or ["hubgrid.allocation"]}
-        return [(url, c) for url, cl in self.engines.items()
-                for c in cl.containers(all=True, filters=filters)]
-
-    def container(self, alloc_id: str) -> tuple[str, dict]:
-        found = self.containers(allocation=alloc_id)
-        assert len(found) == 1, found
-        return found[0]
-
-    def exec(self, url: str, container_id: str, cmd: list[str]) -> str:
-        cl = self.engines[url]
-        ex = cl.exec_create(container_id, cmd)
-        out = cl.exec_start(ex["Id"]).decode()
-        assert cl.exec_inspect(ex["Id"])["ExitCode"] == 0, out
-        return out.strip()
-
-
-def _engines() -> dict:
-    engines = {}
-    for url in HOSTS:
-        try:
-            cl = docker.APIClient(base_url=url, version="auto", timeout=30)
-            cl.inspect_image(IMAGE)
-        except Exception as e:  # noqa: BLE001 - any failure means "not available"
-            require(f"Docker engine {url} with {IMAGE}", False, f"{e} (run `make test`)")
-        engines[url] = cl
-    require("two Docker engines", len(engines) >= 2,
-            "run `make test` (scripts/start-docker.sh --engines 2, scripts/build-images.sh)")
-    return engines
-
-
-@pytest.fixture(scope="module")
-def dock(tmp_path_factory):
-    engines = _engines()
-    state = tmp_path_factory.mktemp("docker-hub")
-    config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
-    hub = launch_hub(state, env, config=config, service_config=SERVICE_CONFIG)
-    d = Dock(hub=hub, engines=engines)
-    try:
-        build_world(hub)
-        _ok(hub.call("POST", "users", "admin", json={"name": "bob", "domain": "acme", "role": "user"}), 201)
-        _ok(hub.call("PUT", "domains/acme/projects/ml/members/bob", "admin"), 201)
-        _ok(hub.call("POST", "resource-groups", "admin", json={"name": "dock"}), 201)
-        _ok(hub.call("PUT", "resource-groups/dock/grants", "admin", json={"domain": "acme"}), 201)
-        for name, url, gpus in (("dock-a", HOSTS[0], 2), ("dock-b", HOSTS[1], 0)):
-            _ok(hub.call("POST", "nodes", "admin", json={
-                "name": name, "resource_group": "dock", "backend_url": url,
-                "capacity": {"cpu": "2", "mem": "4G"},
-                "devices": [{"index": i, "model": "A100", "memory": 40 * 2**30} for i in range(gpus)],
-            }), 201)
-        _ok(hub.call("POST", "images/scan", "admin"), 200)
-        yield d
-    finally:
-        stop_hub(d.hub)
-        for url, c in d.containers():
-            engines[url].remove_container(c["Id"], force=True)
-
-
-def opts(**kw) -> dict:
-    return {"project": "ml", "resource_group": "dock", "image": IMAGE, "cpu": "1", "mem": "512M", **kw}
-
-
-def held(hub, user, server) -> dict:
-    found = allocations(hub, user, "allocated", server)
-    assert len(found) == 1, found
-    return found[0]
 
 
 def test_a_session_gets_exactly_its_limits_as_a_user_without_privileges(dock):
@@ -125,8 +38,11 @@ def test_a_session_gets_exactly_its_limits_as_a_user_without_privileges(dock):
         hc = info["HostConfig"]
         assert (hc["NanoCpus"], hc["Memory"], hc["PidsLimit"]) == (10**9, 512 * MiB, 4096)
         assert hc["Privileged"] is False and hc["CapDrop"] == ["ALL"]
-        assert hc["SecurityOpt"] == ["no-new-privileges"] and hc["NetworkMode"] == "host"
-        assert not hc.get("Binds") and not info["Mounts"]
+        assert hc["SecurityOpt"] == ["no-new-privileges"] and hc["NetworkMode"] == "none"
+        # its one mount: its own socket directory (tests/test_docker_isolation.py)
+        assert not hc.get("Binds")
+        assert [(m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]] == [
+            (f"/run/hubgrid/sessions/{a['id']}", "/run/hubgrid", True)]
         labels = info["Config"]["Labels"]
         assert {k: labels.get(k) for k in ("hubgrid.allocation", "hubgrid.user", "hubgrid.domain",
                                            "hubgrid.project")} == {
@@ -283,6 +199,9 @@ def test_hub_restart_keeps_sessions_and_releases_dead_ones(dock):
     r = requests.get(f"{hub.url}/user/alice/stay/api/status", timeout=30,
                      headers={"Authorization": f"token {hub.token('alice')}"})
     assert r.status_code == 200
+    # its way out is back too: the new hub serves its relay (the hubgrid API, its token)
+    shown = run_in_terminal(hub, "alice", "stay", "hubgrid me --json | head -c 300")
+    assert '"alice"' in shown, shown
     assert eventually(lambda: allocations(hub, "alice", "released", "dies"), timeout=60)
     assert eventually(lambda: server_of(hub, "alice", "dies") is None, timeout=30)
 
@@ -400,6 +319,7 @@ def test_vfolders_mount_with_the_users_permission_and_nothing_else(dock):
         assert dock.exec(url, c["Id"], run + ["test -d /home/jovyan/.dotfiles && echo yes"]) == "yes"
         # gina's folder is nowhere in the container
         sources = {m["Source"] for m in dock.engines[url].inspect_container(c["Id"])["Mounts"]}
+        sources.remove(f"/run/hubgrid/sessions/{a['id']}")  # its own socket directory
         assert len(sources) == 3 and not any(ginas in s for s in sources)
         found = dock.exec(url, c["Id"], run + ["grep -rl 'gina' /home/jovyan 2>/dev/null; true"])
         assert found == ""

@@ -1,0 +1,142 @@
+"""An isolated Docker session's network, decided without IO.
+
+An isolated session runs in a network namespace of its own (Docker's
+``none`` network: nothing but its loopback), so no other session and no
+service of its node can be reached from it, nor it from them. Two Unix
+sockets in the session's directory on the node (mounted at ``/run/hubgrid``
+in the container, and in no other) are its only ways in and out:
+
+- ``jupyter.sock``: its Jupyter server listens there (``--ServerApp.sock``);
+  the hub and the proxy reach it as ``http+unix://`` (configurable-http-proxy
+  5 proxies HTTP and websockets to it);
+- ``hub.sock``: its relay (spawner/relay.py), which carries the hub's API and
+  the hubgrid API only; ``hubgrid-relay`` makes it ``127.0.0.1:<relay_port>``
+  inside the session.
+
+An admin may give sessions an egress network instead of ``none``
+(``egress_network``): a bridge whose containers cannot talk to each other.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from .builders import Mount
+from .relay import Route
+
+#: the session's directory inside the container
+CONTAINER_DIR = "/run/hubgrid"
+SERVER_SOCKET = "jupyter.sock"
+RELAY_SOCKET = "hub.sock"
+#: the port an isolated session's JUPYTERHUB_SERVICE_URL names: jupyter_server
+#: refuses a socket with any port but its default (8888), and nothing listens on
+#: a port in a network of one's own anyway
+SERVER_PORT = 8888
+#: Docker's network option that stops a bridge's containers talking to each other
+ICC_OPTION = "com.docker.network.bridge.enable_icc"
+
+#: JupyterHub lowercases a server URL's host, and the socket's path is that
+#: host: the root may hold nothing an URL or the lowercasing would change
+_ROOT = re.compile(r"^/[a-z0-9_./-]*$")
+_ALLOCATION = re.compile(r"^[a-z0-9-]{1,64}$")
+
+
+def check_root(root: str) -> str:
+    """The session directories' root, or ValueError saying why it cannot be."""
+    if not _ROOT.match(root) or "/../" in root + "/" or "//" in root:
+        raise ValueError(f"session_socket_root {root!r}: an absolute path of lowercase "
+                         "letters, digits, '_', '.', '-' and '/' (JupyterHub lowercases "
+                         "the socket's URL)")
+    return root.rstrip("/") or "/"
+
+
+@dataclass(frozen=True)
+class SessionNetwork:
+    """Where one isolated session's sockets are, on the node and inside."""
+
+    directory: str  # on the node
+    relay_port: int
+
+    @classmethod
+    def of(cls, root: str, allocation: str, relay_port: int) -> SessionNetwork:
+        if not _ALLOCATION.match(allocation):
+            raise ValueError(f"allocation id {allocation!r} cannot name a directory")
+        return cls(posixpath.join(check_root(root), allocation), relay_port)
+
+    @property
+    def server_socket(self) -> str:
+        return posixpath.join(self.directory, SERVER_SOCKET)
+
+    @property
+    def relay_socket(self) -> str:
+        return posixpath.join(self.directory, RELAY_SOCKET)
+
+    @property
+    def server_url(self) -> str:
+        """The Jupyter server's URL for the hub and the proxy."""
+        return "http+unix://" + quote(self.server_socket, safe="")
+
+    def mount(self) -> Mount:
+        return Mount(self.directory, CONTAINER_DIR, read_only=False)
+
+    def server_args(self) -> list[str]:
+        return [f"--ServerApp.sock={posixpath.join(CONTAINER_DIR, SERVER_SOCKET)}",
+                "--ServerApp.sock_mode=0600"]
+
+    def environment(self, env: dict[str, str], hub_api_url: str,
+                    service_api_url: str) -> dict[str, str]:
+        """``env`` with the hub's and the hubgrid API's URLs as the session
+        reaches them: through its relay on its own loopback."""
+        local = f"http://127.0.0.1:{self.relay_port}"
+        out = {**env,
+               "HUBGRID_RELAY_PORT": str(self.relay_port),
+               "HUBGRID_RELAY_SOCKET": posixpath.join(CONTAINER_DIR, RELAY_SOCKET),
+               "HUBGRID_SERVER_SOCKET": posixpath.join(CONTAINER_DIR, SERVER_SOCKET),
+               "JUPYTERHUB_API_URL": local + urlsplit(hub_api_url).path.rstrip("/")}
+        activity = env.get("JUPYTERHUB_ACTIVITY_URL", "")
+        if activity:
+            out["JUPYTERHUB_ACTIVITY_URL"] = local + urlsplit(activity).path
+        if service_api_url:
+            out["HUBGRID_API_URL"] = local + urlsplit(service_api_url).path
+        return out
+
+
+def engine_is_local(docker_url: str) -> bool:
+    """Whether the engine at ``docker_url`` runs on this machine (its
+    sessions' sockets are then files the hub and the proxy can open)."""
+    parts = urlsplit(docker_url)
+    if parts.scheme in ("unix", "npipe", ""):
+        return parts.scheme == "unix" or not parts.scheme
+    return (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def relay_routes(hub_api_url: str, service_api_url: str) -> tuple[Route, ...]:
+    """What a session's relay carries: the hub's API (to the hub) and the
+    hubgrid API (to the service), each by its path prefix."""
+    routes = []
+    for url, strip in ((hub_api_url, ""), (service_api_url, "v1/")):
+        if not url:
+            continue
+        parts = urlsplit(url)
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        if strip and path.endswith(strip):
+            path = path[: -len(strip)]
+        routes.append(Route(path, f"{parts.scheme}://{parts.netloc}"))
+    return tuple(routes)
+
+
+def egress_refusal(network: dict | None, name: str) -> str:
+    """Why the Docker network ``name`` (its inspect output, None when
+    missing) cannot carry sessions' egress, or "" when it can: it must be a
+    bridge on which containers cannot talk to each other."""
+    if network is None:
+        return f"egress network {name!r} does not exist on this node"
+    if network.get("Driver") != "bridge":
+        return f"egress network {name!r} is a {network.get('Driver')!r} network, not a bridge"
+    if (network.get("Options") or {}).get(ICC_OPTION) != "false":
+        return (f"egress network {name!r} lets its containers talk to each other: create it "
+                f"with -o {ICC_OPTION}=false")
+    return ""

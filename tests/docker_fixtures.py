@@ -1,0 +1,104 @@
+"""The shared hub of the Docker session tests (tests/test_docker_sessions.py,
+tests/test_docker_isolation.py): one real hub whose resource group ``dock``
+has two nodes, the two Docker engines on this machine (started by `make
+test`: scripts/start-docker.sh --engines 2; their URLs in
+HUBGRID_TEST_DOCKER_HOSTS). Session-scoped (registered in conftest.py): the
+modules share it, so CI starts one hub for both.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import docker
+import pytest
+
+from hub_fixtures import _ok, build_world, launch_hub, require, stop_hub
+from session_fixtures import allocations
+
+HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
+IMAGE = "hubgrid/base:latest"
+MiB = 2**20
+#: a reclaim pass every second (the lifetime test); the demo's umask
+#: (scripts/run.sh): what the service writes into folders must still be the
+#: sessions' (issue 19: uploads were root:root 0600 under it)
+SERVICE_CONFIG = ("c.HubgridService.reclaim_interval = 1.0\n"
+                  "import os\nos.umask(0o077)\n")
+
+
+@dataclass
+class Dock:
+    hub: object
+    engines: dict  # url -> docker.APIClient
+
+    def containers(self, **labels) -> list[tuple[str, dict]]:
+        """(engine url, container) of every container, running or not, with ``labels``."""
+        filters = {"label": [f"hubgrid.{k}={v}" for k, v in labels.items()] or ["hubgrid.allocation"]}
+        return [(url, c) for url, cl in self.engines.items()
+                for c in cl.containers(all=True, filters=filters)]
+
+    def container(self, alloc_id: str) -> tuple[str, dict]:
+        found = self.containers(allocation=alloc_id)
+        assert len(found) == 1, found
+        return found[0]
+
+    def exec(self, url: str, container_id: str, cmd: list[str]) -> str:
+        cl = self.engines[url]
+        ex = cl.exec_create(container_id, cmd)
+        out = cl.exec_start(ex["Id"]).decode()
+        assert cl.exec_inspect(ex["Id"])["ExitCode"] == 0, out
+        return out.strip()
+
+
+def _engines() -> dict:
+    engines = {}
+    for url in HOSTS:
+        try:
+            cl = docker.APIClient(base_url=url, version="auto", timeout=30)
+            cl.inspect_image(IMAGE)
+        except Exception as e:  # noqa: BLE001 - any failure means "not available"
+            require(f"Docker engine {url} with {IMAGE}", False, f"{e} (run `make test`)")
+        engines[url] = cl
+    require("two Docker engines", len(engines) >= 2,
+            "run `make test` (scripts/start-docker.sh --engines 2, scripts/build-images.sh)")
+    return engines
+
+
+@pytest.fixture(scope="session")
+def dock(tmp_path_factory):
+    engines = _engines()
+    state = tmp_path_factory.mktemp("docker-hub")
+    config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 5\n"
+              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+    env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
+    hub = launch_hub(state, env, config=config, service_config=SERVICE_CONFIG)
+    d = Dock(hub=hub, engines=engines)
+    try:
+        build_world(hub)
+        _ok(hub.call("POST", "users", "admin", json={"name": "bob", "domain": "acme", "role": "user"}), 201)
+        _ok(hub.call("PUT", "domains/acme/projects/ml/members/bob", "admin"), 201)
+        _ok(hub.call("POST", "resource-groups", "admin", json={"name": "dock"}), 201)
+        _ok(hub.call("PUT", "resource-groups/dock/grants", "admin", json={"domain": "acme"}), 201)
+        for name, url, gpus in (("dock-a", HOSTS[0], 2), ("dock-b", HOSTS[1], 0)):
+            _ok(hub.call("POST", "nodes", "admin", json={
+                "name": name, "resource_group": "dock", "backend_url": url,
+                "capacity": {"cpu": "2", "mem": "4G"},
+                "devices": [{"index": i, "model": "A100", "memory": 40 * 2**30} for i in range(gpus)],
+            }), 201)
+        _ok(hub.call("POST", "images/scan", "admin"), 200)
+        yield d
+    finally:
+        stop_hub(d.hub)
+        for url, c in d.containers():
+            engines[url].remove_container(c["Id"], force=True)
+
+
+def opts(**kw) -> dict:
+    return {"project": "ml", "resource_group": "dock", "image": IMAGE, "cpu": "1", "mem": "512M", **kw}
+
+
+def held(hub, user, server) -> dict:
+    found = allocations(hub, user, "allocated", server)
+    assert len(found) == 1, found
+    return found[0]
