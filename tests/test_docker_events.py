@@ -135,7 +135,7 @@ def test_an_exit_releases_a_running_allocation_once_with_its_code(cluster):
 
 @pytest.fixture(scope="module")
 def dock(tmp_path_factory):
-    from test_docker_sessions import HOSTS as hosts, Dock, _engines
+    from docker_fixtures import HOSTS as hosts, Dock, _engines
     from hub_fixtures import _ok, build_world, launch_hub, stop_hub
 
     engines = _engines()

@@ -25,7 +25,7 @@ from quota_service.operations.reclaim import sources
 from quota_service.operations.reclaim.sources import NoGPUSource
 from quota_service.operations.reclaim.window import Window, average
 from quota_service.sessions.dockerscan import docker_client
-from test_docker_sessions import HOSTS, IMAGE, _engines
+from docker_fixtures import HOSTS, IMAGE, _engines
 
 GRANTED = Decimal(2)
 LOG = logging.getLogger("test_reclaim_containers")
