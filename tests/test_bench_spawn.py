@@ -1,5 +1,6 @@
 """bench.spawn runs end to end on a real Docker engine (one user, one round):
-both spawners start a real server and the figures are printed."""
+hubgrid's spawner isolated and on host networking, and the stock one, each
+start a real server and the figures are printed."""
 
 from __future__ import annotations
 
@@ -27,8 +28,18 @@ def test_the_spawn_benchmark_times_both_spawners(capsys):
         ok = False
     require(f"Docker engine {URL} with {IMAGE}", ok, "run `make test`")
     out = main(["--users", "1", "--concurrency", "1", "--image", IMAGE, "--docker-url", URL])
-    assert out["hubgrid"]["n"] == out["stock"]["n"] == 1
-    assert out["hubgrid"]["median"] > 0 and out["stock"]["median"] > 0
-    assert out["ratio"] == out["hubgrid"]["median"] / out["stock"]["median"]
+    assert out["hubgrid"]["n"] == out["hubgrid-host"]["n"] == out["stock"]["n"] == 1
+    assert min(out[k]["median"] for k in ("hubgrid", "hubgrid-host", "stock")) > 0
+    assert out["ratio hubgrid/stock"] == out["hubgrid"]["median"] / out["stock"]["median"]
+    assert out["ratio hubgrid/hubgrid-host"] == \
+        out["hubgrid"]["median"] / out["hubgrid-host"]["median"]
     printed = capsys.readouterr().out
-    assert "ratio hubgrid/stock (median)" in printed and "hubgrid  median" in printed
+    assert "ratio hubgrid/hubgrid-host (median)" in printed and "hubgrid-host median" in printed
+
+
+def test_unknown_kinds_are_refused(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as e:
+        main(["--kinds", "hubgrid,podman"])
+    assert e.value.code == 2 and "unknown podman" in capsys.readouterr().err

@@ -2,6 +2,11 @@
 
     python -m bench.spawn [--users 10] [--concurrency 5] [--image hubgrid/base:latest]
                           [--docker-url unix:///var/run/docker.sock] [--rounds 1]
+                          [--kinds hubgrid,hubgrid-host,stock]
+
+Kinds: ``hubgrid``, isolated sessions (a network of their own, reached on
+a Unix socket, the default); ``hubgrid-host``, the same spawner with
+``isolated = False`` (host networking, as before issue 21); ``stock``.
 
 For each spawner, in the same run and on the same image, starts a real hub
 (jupyterhub_config.py with HUBGRID_SPAWNER=docker), logs ``--users`` users
@@ -74,7 +79,7 @@ def _prepare(hub: Hub, kind: str, users: list[str], image: str, url: str) -> Non
     for u in users:
         if hub.login(u).status_code != 302:
             raise RuntimeError(f"login of {u} failed")
-    if kind == "hubgrid":
+    if kind != "stock":
         _ok(hub.call("POST", "resource-groups", "admin", json={"name": "bench"}), 201)
         _ok(hub.call("PUT", "resource-groups/bench/grants", "admin", json={"domain": "default"}), 201)
         _ok(hub.call("POST", "nodes", "admin", json={
@@ -136,14 +141,15 @@ def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[flo
     state = workdir / f"{kind}-{uuid.uuid4().hex[:6]}"
     state.mkdir()
     config = STOCK_CONFIG.format(image=args.image, url=args.docker_url) if kind == "stock" else (
-        f"c.HubgridDockerSpawner.image = {args.image!r}\n")
+        f"c.HubgridDockerSpawner.image = {args.image!r}\n"
+        f"c.HubgridDockerSpawner.isolated = {kind == 'hubgrid'}\n")
     config += "c.Spawner.start_timeout = 300\nc.Spawner.http_timeout = 300\n"
     hub = launch_hub(state, {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": args.docker_url},
                      config=config)
     users = [f"b{kind[0]}{uuid.uuid4().hex[:6]}{i}" for i in range(args.users)]
     try:
         _prepare(hub, kind, users, args.image, args.docker_url)
-        options = {"image": args.image, **HUBGRID_OPTIONS} if kind == "hubgrid" else {}
+        options = {"image": args.image, **HUBGRID_OPTIONS} if kind != "stock" else {}
         with ThreadPoolExecutor(args.concurrency) as pool:
             times = list(pool.map(lambda u: _spawn_and_wait(hub, u, options, 300), users))
         _stop_all(hub, users)
@@ -164,12 +170,18 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--image", default="hubgrid/base:latest")
     ap.add_argument("--docker-url", default="unix:///var/run/docker.sock")
+    ap.add_argument("--kinds", default="hubgrid,hubgrid-host,stock",
+                    help="comma-separated: hubgrid (isolated), hubgrid-host, stock")
     args = ap.parse_args(argv)
-    results: dict[str, list[float]] = {"hubgrid": [], "stock": []}
-    split: dict[str, list[tuple[float, float]]] = {"hubgrid": [], "stock": []}
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - {"hubgrid", "hubgrid-host", "stock"}
+    if unknown or not kinds:
+        ap.error(f"--kinds: unknown {', '.join(sorted(unknown)) or '(none given)'}")
+    results: dict[str, list[float]] = {k: [] for k in kinds}
+    split: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory(prefix="hubgrid-bench-spawn-") as tmp:
         for r in range(args.rounds):
-            order = ("hubgrid", "stock") if r % 2 == 0 else ("stock", "hubgrid")
+            order = kinds if r % 2 == 0 else kinds[::-1]
             for kind in order:
                 times, parts = run_one(kind, args, Path(tmp))
                 results[kind] += times
@@ -180,17 +192,21 @@ def main(argv=None) -> dict:
         if parts:
             out[k]["to_container"] = statistics.median(b for b, _ in parts)
             out[k]["container_to_ready"] = statistics.median(a for _, a in parts)
-    out["ratio"] = out["hubgrid"]["median"] / out["stock"]["median"]
     print(f"spawn to ready, {args.users} users at concurrency {args.concurrency}, "
           f"{args.rounds} round(s), image {args.image}")
-    for k in ("hubgrid", "stock"):
-        print(f"  {k:8s} median {out[k]['median']:6.2f} s   p90 {out[k]['p90']:6.2f} s   n={out[k]['n']}")
-    for k in ("hubgrid", "stock"):
+    for k in kinds:
+        print(f"  {k:12s} median {out[k]['median']:6.2f} s   p90 {out[k]['p90']:6.2f} s   "
+              f"n={out[k]['n']}")
+    for k in kinds:
         if "to_container" in out[k]:
-            print(f"  {k:8s} (hub's log, medians) until the container starts "
+            print(f"  {k:12s} (hub's log, medians) until the container starts "
                   f"{out[k]['to_container']:5.2f} s, from there to ready "
                   f"{out[k]['container_to_ready']:6.2f} s")
-    print(f"  ratio hubgrid/stock (median): {out['ratio']:.3f}  (target <= 1.05)")
+    for a, b, target in (("hubgrid", "stock", "1.05"), ("hubgrid", "hubgrid-host", "1.05"),
+                         ("hubgrid-host", "stock", "1.05")):
+        if a in out and b in out:
+            out[f"ratio {a}/{b}"] = out[a]["median"] / out[b]["median"]
+            print(f"  ratio {a}/{b} (median): {out[f'ratio {a}/{b}']:.3f}  (target <= {target})")
     return out
 
 
