@@ -2,14 +2,30 @@
 
     python -m bench.admission [--requests 500] [--concurrency 50] [--admit 37]
                               [--db sqlite|postgres|both] [--postgres-url URL]
+    python -m bench.admission --workload storm [--requests 1000] [--seed 1]
+                              [--nodes 20] [--users 300] [--domains 3] [--projects 12]
+    python -m bench.admission --workload scale [--requests 500] [--nodes 2000] [--users 10000]
 
 Starts the hubgrid service (the real ``python -m quota_service``, keypair
-authentication, no hub) on a loopback port against a fresh database, with a
-resource policy that admits exactly ``--admit`` concurrent sessions and
-allows no pending ones. Then fires ``--requests`` POST /allocations at
-``--concurrency`` and prints: admitted (must equal --admit), refused,
-decisions per second, and latency p50/p99. PostgreSQL comes from
-``--postgres-url`` or $HUBGRID_TEST_POSTGRES_URL (``make test`` starts one).
+authentication, no hub) on a loopback port against a fresh database.
+
+``classic`` (the default): one user with a resource policy that admits
+exactly ``--admit`` concurrent sessions and allows no pending ones fires
+``--requests`` POST /allocations at ``--concurrency``; prints admitted (must
+equal --admit), refused, decisions per second, and latency p50/p99.
+
+``storm``: ``--users`` users in ``--domains`` domains and ``--projects``
+projects on ``--nodes`` nodes of 8 GPUs, each user limited to 2 sessions
+and 1 waiting; mixed requests (CPU only, GPU shares of 0.25 and 0.5, 1 and
+2 whole GPUs) from seeded users (a few ask much more than most), each
+admitted session released 0-0.5 s later (a waiting one cancelled then).
+Prints decisions per second, p50/p99 of admitted, pending and refused
+answers, and of the releases; checks that the ledger holds nothing at the end.
+``scale``: the storm on 2,000 nodes and 10,000 users (by default), with the
+service's resident memory (RSS, now and peak).
+
+PostgreSQL comes from ``--postgres-url`` or $HUBGRID_TEST_POSTGRES_URL
+(``make test`` starts one).
 """
 
 from __future__ import annotations
@@ -17,32 +33,28 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import requests
 import sqlalchemy as sa
 
-from bench.hubproc import free_port, wait_for_service
+from bench.admission import harness, storm, world
+
+DEFAULTS = {  # workload: (requests, nodes, users)
+    "classic": (500, 1, 1), "storm": (1000, 20, 300), "scale": (500, 2000, 10000)}
 
 
 def prepare(db_url: str, admit: int) -> str:
     """Schema, a domain/project/user with a policy admitting ``admit``; a keypair."""
-    os.environ.pop("JUPYTERHUB_API_TOKEN", None)
     from quota_service.core import db, keys
-    from quota_service.app import HubgridService
     from quota_service.core.models import Keypair, ResourcePolicy, User
 
-    svc = HubgridService(db_url=db_url, bootstrap_superadmin="bench", register_local_node=False,
-                         nodes=[{"name": "bench-node", "resource_group": "default",
-                                 "capacity": {"cpu": "100000", "mem": "1024T"},
-                                 "devices": [{"index": i, "model": "A100"} for i in range(8)]}])
-    svc.initialize([])
+    svc = harness.prepare_service(db_url, [
+        {"name": "bench-node", "resource_group": "default",
+         "capacity": {"cpu": "100000", "mem": "1024T"},
+         "devices": [{"index": i, "model": "A100"} for i in range(8)]}])
     with db.transaction(svc.session_factory) as s:
         s.add(ResourcePolicy(name="bench", max_concurrent_sessions=admit, max_pending_sessions=0))
         user = s.scalar(sa.select(User).where(User.name == "bench"))
@@ -57,19 +69,8 @@ def prepare(db_url: str, admit: int) -> str:
 
 def run(db_url: str, n: int, concurrency: int, admit: int) -> dict:
     auth = prepare(db_url, admit)
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="hubgrid-bench-admission-")  # the service's pid file
-    env = dict(os.environ, HUBGRID_DB_URL=db_url, PYTHONUNBUFFERED="1")
-    env.pop("JUPYTERHUB_API_TOKEN", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "quota_service",
-         f"--HubgridService.service_url=http://127.0.0.1:{port}",
-         "--HubgridService.register_local_node=False", "--HubgridService.bootstrap_superadmin=bench"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=workdir,
-    )
-    api = f"http://127.0.0.1:{port}/services/hubgrid/api/v1/"
-    try:
-        wait_for_service(api, proc)
+    with harness.service(db_url) as svc:
+        api = svc.api
         body = {"project": "default", "resource_group": "default",
                 "slots": {"cpu": "1", "mem": "1G", "gpu.shares": "0.1"}}
         session = requests.Session()
@@ -98,52 +99,29 @@ def run(db_url: str, n: int, concurrency: int, admit: int) -> dict:
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))],
             "total_s": total,
         }
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
-def postgres_database(base: str):
-    name = "hubgrid_bench_" + uuid.uuid4().hex[:8]
-    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(sa.text(f'CREATE DATABASE "{name}"'))
+def run_storm(db_url: str, args) -> dict:
+    """The storm (or scale) workload on ``db_url``: its summary, the
+    service's memory after it, and what the ledger still holds."""
+    tenants = world.prepare(db_url, nodes=args.nodes, users=args.users,
+                            domains=args.domains, projects=args.projects)
+    asks = storm.plan(tenants, args.requests, args.seed)
+    with harness.service(db_url) as svc:
+        out = storm.drive(svc.api, asks, args.concurrency)
+        row = storm.summary(out, args.requests)
+        row.update(svc.memory())
+    engine = sa.create_engine(db_url)
+    with engine.connect() as c:
+        row["left_active"] = c.scalar(sa.text(
+            "SELECT count(*) FROM allocations WHERE state IN ('allocated', 'pending')"))
+    engine.dispose()
+    return row
 
-    def drop():
-        with admin.connect() as c:
-            c.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
-    return sa.engine.make_url(base).set(database=name).render_as_string(hide_password=False), drop
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.admission", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--requests", type=int, default=500)
-    ap.add_argument("--concurrency", type=int, default=50)
-    ap.add_argument("--admit", type=int, default=37)
-    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
-    ap.add_argument("--postgres-url", default=os.environ.get("HUBGRID_TEST_POSTGRES_URL"))
-    args = ap.parse_args(argv)
-    rows = []
-    ok = True
-    for kind in (["sqlite", "postgres"] if args.db == "both" else [args.db]):
-        drop = None
-        if kind == "sqlite":
-            tmp = tempfile.mkdtemp(prefix="hubgrid-bench-")
-            url = f"sqlite:///{Path(tmp) / 'bench.sqlite'}"
-        else:
-            if not args.postgres_url:
-                print("postgres: no --postgres-url / $HUBGRID_TEST_POSTGRES_URL; skipped")
-                continue
-            url, drop = postgres_database(args.postgres_url)
-        try:
-            r = run(url, args.requests, args.concurrency, args.admit)
-        finally:
-            if drop:
-                drop()
-        ok &= r["admitted"] == args.admit == r["allocated_in_ledger"] and r["other"] == 0
-        rows.append((kind, r))
+def print_classic(args, rows) -> bool:
+    ok = all(r["admitted"] == args.admit == r["allocated_in_ledger"] and r["other"] == 0
+             for _, r in rows)
     print(f"{args.requests} requests at concurrency {args.concurrency}, policy admits {args.admit}")
     print(f"{'db':10} {'admitted':>8} {'refused':>8} {'other':>6} {'ledger':>7} "
           f"{'dec/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'total s':>8}")
@@ -152,6 +130,59 @@ def main(argv=None) -> int:
               f"{r['allocated_in_ledger']:7d} {r['decisions_per_s']:8.1f} {r['p50_ms']:8.1f} "
               f"{r['p99_ms']:8.1f} {r['total_s']:8.2f}")
     print("admitted == K on every database:", "yes" if ok else "NO")
+    return ok
+
+
+def print_storm(args, rows) -> bool:
+    ok = all(r["other"] == 0 and r["release_failed"] == 0 and r["left_active"] == 0
+             for _, r in rows)
+    print(f"{args.workload}: {args.requests} requests at concurrency {args.concurrency}, "
+          f"{args.users} users in {args.domains} domains and {args.projects} projects, "
+          f"{args.nodes} nodes x {world.GPUS_PER_NODE} GPUs, seed {args.seed}")
+    print(f"{'db':9} {'dec/s':>7} {'admitted':>8} {'p50/p99 ms':>15} {'pending':>7} "
+          f"{'p50/p99 ms':>15} {'refused':>7} {'p50/p99 ms':>15} {'release p50/p99 ms':>19} "
+          f"{'other':>5} {'RSS MiB':>8} {'peak MiB':>8}")
+    for kind, r in rows:
+        def pair(name):
+            return f"{r[name + '_p50_ms']:.0f} / {r[name + '_p99_ms']:.0f}"
+        print(f"{kind:9} {r['decisions_per_s']:7.1f} {r['admitted']:8d} {pair('admitted'):>15} "
+              f"{r['pending']:7d} {pair('pending'):>15} {r['refused']:7d} {pair('refused'):>15} "
+              f"{pair('release'):>19} {r['other'] + r['release_failed']:5d} "
+              f"{r['rss'] / 2**20:8.0f} {r['peak_rss'] / 2**20:8.0f}")
+    print("every request answered, every session released, ledger empty after:",
+          "yes" if ok else "NO")
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.admission", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workload", choices=sorted(DEFAULTS), default="classic")
+    ap.add_argument("--requests", type=int)
+    ap.add_argument("--concurrency", type=int, default=50)
+    ap.add_argument("--admit", type=int, default=37, help="classic: sessions the policy admits")
+    ap.add_argument("--seed", type=int, default=1, help="storm, scale: the request stream's seed")
+    ap.add_argument("--nodes", type=int, help="storm, scale: nodes of 8 GPUs")
+    ap.add_argument("--users", type=int, help="storm, scale: users (each with a keypair)")
+    ap.add_argument("--domains", type=int, default=3)
+    ap.add_argument("--projects", type=int, default=12)
+    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
+    ap.add_argument("--postgres-url", default=os.environ.get("HUBGRID_TEST_POSTGRES_URL"))
+    args = ap.parse_args(argv)
+    n, nodes, users = DEFAULTS[args.workload]
+    args.requests = args.requests or n
+    args.nodes = args.nodes or nodes
+    args.users = args.users or users
+    rows = []
+    for kind in (["sqlite", "postgres"] if args.db == "both" else [args.db]):
+        with harness.database(kind, args.postgres_url) as url:
+            if url is None:
+                print("postgres: no --postgres-url / $HUBGRID_TEST_POSTGRES_URL; skipped")
+                continue
+            if args.workload == "classic":
+                rows.append((kind, run(url, args.requests, args.concurrency, args.admit)))
+            else:
+                rows.append((kind, run_storm(url, args)))
+    ok = (print_classic if args.workload == "classic" else print_storm)(args, rows)
     return 0 if ok else 1
 
 
