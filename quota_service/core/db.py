@@ -17,6 +17,8 @@ IMMEDIATE_OPTION = "hubgrid_sqlite_immediate"
 _open = threading.local()
 # any constant: the advisory lock that serialises ledger decisions on PostgreSQL
 LEDGER_LOCK_KEY = 0x6875_6267  # "hubg"
+#: ``Session.info`` key: the transaction of the session that holds the ledger lock
+_LOCKED = "hubgrid_ledger_lock"
 
 
 def make_engine(url: str, **kwargs) -> Engine:
@@ -88,6 +90,7 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
             conn = session.connection(execution_options={IMMEDIATE_OPTION: True})
             if ledger_lock and conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
+                session.info[_LOCKED] = session.get_transaction()
         yield session
         session.commit()
     except BaseException:
@@ -101,3 +104,16 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
 def ledger_transaction(factory: sessionmaker[Session]):
     """``transaction`` holding the ledger lock."""
     return transaction(factory, ledger_lock=True)
+
+
+def hold_ledger_lock(s: Session) -> None:
+    """Make sure ``s``'s transaction holds the ledger lock: every write that
+    changes what admission reads (nodes, devices, drains, groups, grants,
+    policies, limits) calls this before it reads anything, so it is decided
+    in turn with the admissions and never commits under one (PostgreSQL: the
+    advisory lock, once per transaction; SQLite: the transaction took the
+    write lock at BEGIN, ``transaction``)."""
+    conn = s.connection()
+    if conn.dialect.name == "postgresql" and s.info.get(_LOCKED) is not s.get_transaction():
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
+        s.info[_LOCKED] = s.get_transaction()

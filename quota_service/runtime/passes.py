@@ -129,7 +129,7 @@ def check_shares(factory: sessionmaker[Session], node: str, pipe_directory: str,
         return None
     # observed outside the transaction: mps-control may take seconds
     reason = sharecheck.check(mode, pipe_directory=pipe_directory, library=library)
-    with db.transaction(factory) as s:
+    with db.ledger_transaction(factory) as s:  # whether the node takes shares: capacity
         n = s.scalar(select(Node).where(Node.name == node))
         if n is None or n.share_check == reason:
             return reason

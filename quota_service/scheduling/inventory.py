@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core import authz
+from ..core import db
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden, Invalid, NotFound
@@ -104,6 +105,7 @@ def get_group(s: Session, p: Principal, name: str) -> dict:
 
 
 def create_group(s: Session, p: Principal, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     authz.require_superadmin(p, "create resource groups")
     if s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.name)):
         raise Conflict(f"resource group {body.name!r} already exists")
@@ -114,6 +116,7 @@ def create_group(s: Session, p: Principal, body) -> dict:
 
 
 def update_group(s: Session, p: Principal, name: str, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     rg = _group(s, p, name)
     authz.require_superadmin(p, "change resource groups")
     for key, value in changes(body).items():
@@ -123,6 +126,7 @@ def update_group(s: Session, p: Principal, name: str, body) -> dict:
 
 
 def delete_group(s: Session, p: Principal, name: str) -> None:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     rg = _group(s, p, name)
     authz.require_superadmin(p, "delete resource groups")
     if rg.nodes:
@@ -157,6 +161,7 @@ def _grantee(s: Session, body) -> dict:
 
 
 def grant(s: Session, p: Principal, name: str, body) -> bool:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     rg = _group(s, p, name)
     authz.require_superadmin(p, "grant resource groups")
     who = _grantee(s, body)
@@ -171,6 +176,7 @@ def grant(s: Session, p: Principal, name: str, body) -> bool:
 
 
 def revoke(s: Session, p: Principal, name: str, body) -> None:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     rg = _group(s, p, name)
     authz.require_superadmin(p, "revoke resource group grants")
     who = _grantee(s, body)
@@ -271,6 +277,7 @@ def get_node(s: Session, p: Principal, name: str) -> dict:
 
 
 def create_node(s: Session, p: Principal, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     authz.require_superadmin(p, "add nodes")
     rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == body.resource_group))
     if rg is None:
@@ -293,6 +300,7 @@ def new_node(rg: ResourceGroup, body) -> Node:
 
 
 def update_node(s: Session, p: Principal, name: str, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     n = _node(s, p, name)
     authz.require_superadmin(p, "change nodes")
     change = changes(body)
@@ -312,6 +320,7 @@ def update_node(s: Session, p: Principal, name: str, body) -> dict:
 
 
 def delete_node(s: Session, p: Principal, name: str) -> None:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     n = _node(s, p, name)
     authz.require_superadmin(p, "remove nodes")
     if s.scalar(select(Allocation.id).where(Allocation.node_id == n.id).limit(1)):

@@ -14,7 +14,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core import authz, keys
+from ..core import authz, db, keys
 from ..core.orm import aware, flush, iso, user_named
 from . import superadmins
 from .policies import check_policy_within_domain, check_within_domain
@@ -223,6 +223,7 @@ def create_domain(s: Session, p: Principal, body: DomainCreate) -> dict:
 
 
 def update_domain(s: Session, p: Principal, name: str, body: DomainUpdate) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     d = visible_domain(s, p, name)
     authz.require_manage_domains(p)
     change = changes(body)
@@ -279,6 +280,7 @@ def create_project(s: Session, p: Principal, domain: str, body: ProjectCreate) -
 def update_project(
     s: Session, p: Principal, domain: str, name: str, body: ProjectUpdate
 ) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     proj = visible_project(s, p, domain, name)
     authz.require_administer(p, domain, "change its projects")
     change = changes(body)
@@ -365,6 +367,7 @@ def create_user(s: Session, p: Principal, body: UserCreate) -> dict:
 
 
 def update_user(s: Session, p: Principal, name: str, body: UserUpdate) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     u = visible_user(s, p, name)
     change = changes(body)
     authz.require_change_user(p, u.domain.name, u.role, change)
@@ -530,6 +533,7 @@ def update_keypair(
     s: Session, p: Principal, access_key: str, body: KeypairUpdate, now: dt.datetime
 ) -> dict:
     """Change a keypair; ``"expires_at": null`` clears the expiry."""
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     k = _visible_keypair(s, p, access_key)
     change = changes(body)
     expiry_given = "expires_at" in body.model_fields_set

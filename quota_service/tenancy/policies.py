@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core import authz
+from ..core import db
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
@@ -99,6 +100,7 @@ def get_policy(s: Session, p: Principal, name: str) -> dict:
 
 
 def create_policy(s: Session, p: Principal, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     authz.require_superadmin(p, "create resource policies")
     if s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == body.name)):
         raise Conflict(f"resource policy {body.name!r} already exists")
@@ -109,6 +111,7 @@ def create_policy(s: Session, p: Principal, body) -> dict:
 
 
 def update_policy(s: Session, p: Principal, name: str, body) -> dict:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     pol = _policy(s, p, name)
     authz.require_superadmin(p, "change resource policies")
     for key, value in _policy_values(changes(body)).items():
@@ -118,6 +121,7 @@ def update_policy(s: Session, p: Principal, name: str, body) -> dict:
 
 
 def delete_policy(s: Session, p: Principal, name: str) -> None:
+    db.hold_ledger_lock(s)  # capacity changes are decided in turn with admissions
     pol = _policy(s, p, name)
     authz.require_superadmin(p, "delete resource policies")
     if s.scalar(select(User.id).where(User.resource_policy == name).limit(1)) or s.scalar(
