@@ -65,6 +65,12 @@ if [[ "${HUBGRID_SPAWNER:-local}" == local && "$(id -u)" == 0 ]]; then
          "shell here (the passwords in $HUBGRID_STATE_DIR/ too). Try the demo alone, on" \
          "loopback; for more than one person use HUBGRID_SPAWNER=docker or slurm."
 fi
+if [[ "${HUBGRID_SPAWNER:-local}" == slurm ]]; then
+    echo "WARNING: Slurm sessions run as this hub's user, $(id -un): NOT isolated from each" \
+         "other (every job reads the others' files, output and session logs). Where hub users" \
+         "are Unix users, set c.HubgridSlurmSpawner.unix_users = True (docs/sessions.md," \
+         "\"Who a job runs as\")."
+fi
 if [[ "${HUBGRID_SPAWNER:-local}" == local ]]; then
     echo "Stopping the hub (Ctrl-C) stops the local sessions with it."
 else

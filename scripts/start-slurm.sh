@@ -5,7 +5,8 @@
 #
 #   bash scripts/start-slurm.sh [--check]
 #
-# - installs the Debian packages slurm-wlm and munge (apt) when missing
+# - installs the Debian packages slurm-wlm and munge (apt) when missing, and
+#   sudo (jobs submitted as their users: c.HubgridSlurmSpawner.unix_users)
 # - writes /etc/slurm/slurm.conf (cluster "hubgrid", this host as its only node,
 #   partition "batch"); when the content changed, running daemons are restarted
 # - munge key /etc/munge/munge.key (created when missing; munge:munge, mode 400)
@@ -38,7 +39,7 @@ CHECK=0
 for arg in "$@"; do
     case "$arg" in
         --check) CHECK=1 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument: $arg (usage: $0 [--check])" ;;
     esac
 done
@@ -59,6 +60,12 @@ else
     log "installing slurm-wlm and munge (apt)"
     apt_install slurm-wlm munge || die "apt-get install slurm-wlm munge failed"
     have_binaries || die "slurm-wlm/munge did not install the expected programs"
+fi
+if command -v sudo >/dev/null 2>&1; then
+    log "sudo already installed"
+else
+    log "installing sudo (apt), for jobs submitted as their users (unix_users)"
+    apt_install sudo || die "apt-get install sudo failed"
 fi
 PATH="$PATH:/usr/sbin:/sbin"
 

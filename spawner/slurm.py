@@ -12,6 +12,14 @@ Unlike batchspawner's default, the port is chosen by the spawner when it
 submits the job (no ``batchspawner-singleuser`` and no extra hub API handler),
 and the user's options never reach the batch script template: the command of
 a batch session travels in the job's environment.
+
+By default every job runs as the hub's own user: sessions are NOT isolated
+from each other (each can read the others' files and output). With
+``unix_users`` (or an ``exec_prefix`` naming ``{username}``) each job is
+submitted, queried and cancelled as its user's Unix account, works in that
+user's home, and writes its output to a directory of the user's own, which
+the hub reads as the user (spawner/jobfiles.py). A hub user with no Unix
+account is refused before anything is asked of hubgrid or Slurm.
 """
 
 from __future__ import annotations
@@ -23,13 +31,15 @@ from decimal import Decimal
 from pathlib import Path
 
 from batchspawner import JobStatus, SlurmSpawner
+from batchspawner.batchspawner import format_template
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import random_port
-from traitlets import Dict, Enum, Integer, Unicode, default
+from traitlets import Bool, Dict, Enum, Integer, Unicode, default
 
 from .builders import SLURM_GPU_GRES, reapplied_gpu_environment, slurm_request
 from .gpuenv import allocation_gpus
-from .mixin import HubgridSpawnerMixin, read_from
+from .jobfiles import HubJobFiles, UserJobFiles, quiet_env, run_by_others
+from .mixin import HubgridSpawnerMixin
 
 SESSION_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-session"
 
@@ -47,6 +57,8 @@ BATCH_SCRIPT = """#!/bin/bash
 {% endif %}{% if nprocs %}#SBATCH --cpus-per-task={{nprocs}}
 {% endif %}{% if options %}#SBATCH {{options}}
 {% endif %}
+# the session's search path where sudo replaced it (secure_path; unix_users)
+[ -z "${HUBGRID_PATH:-}" ] || export PATH="$HUBGRID_PATH"
 # the ledger's GPU variables, again after Slurm's own set-up (HUBGRID_GPUENV_*)
 eval "$(python3 -c 'import os, shlex
 for k, v in sorted(os.environ.items()):
@@ -79,11 +91,37 @@ class SlurmJobSpawner(SlurmSpawner):
         (``<root>/<user>``); users with one start in their home.""",
     ).tag(config=True)
 
+    unix_users = Bool(
+        False,
+        help="""Run each job as the Unix account named like its hub user:
+        submitted, queried and cancelled through ``exec_prefix`` (default then
+        ``sudo -E -u {username}``), in the user's home (from the password
+        database), its output in ``<home>/<unix_job_dir>`` (0700, the log
+        0600), read by the hub as the user. A hub user with no account is
+        refused (403). Off (the default): every job runs as the hub's user,
+        NOT isolated from the others. An ``exec_prefix`` naming
+        ``{username}`` turns it on as well. See docs/sessions.md.""",
+    ).tag(config=True)
+
+    unix_job_dir = Unicode(
+        ".hubgrid/slurm",
+        help="""With ``unix_users``: the directory of a user's job output,
+        exit-code and start files, relative to their home (on a filesystem
+        the hub's machine and the nodes share).""",
+    ).tag(config=True)
+
     @default("exec_prefix")
     def _default_exec_prefix(self):
         # hub users need not be Unix users; a site whose users are sets
-        # c.HubgridSlurmSpawner.exec_prefix = "sudo -E -u {username}"
-        return ""
+        # unix_users (batchspawner's documented prefix)
+        return "sudo -E -u {username}" if self.unix_users else ""
+
+    @property
+    def runs_as_user(self) -> bool:
+        """Jobs run as their user's Unix account (unix_users, or a prefix
+        naming the user)."""
+        prefix = self.exec_prefix.replace(" ", "")
+        return self.unix_users or "{username}" in prefix or "{{username}}" in prefix
 
     @default("req_srun")
     def _default_srun(self):
@@ -98,14 +136,54 @@ class SlurmJobSpawner(SlurmSpawner):
         try:
             return pwd.getpwnam(self.user.name).pw_dir
         except KeyError:
+            if self.runs_as_user:
+                raise self.no_account() from None
             home = Path(self.job_home_root).resolve() / self.user.name
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             return str(home)
 
+    def no_account(self) -> SpawnException:
+        return SpawnException(
+            f"no Unix account named {self.user.name!r} on the hub's machine: sessions here run "
+            "as their user's account; ask an admin to create it", reason="user-refused",
+            status_code=403)
+
+    def check_runs_as_user(self) -> None:
+        """Before anything is asked (unix_users): the user has an account and
+        can run the session's script and server."""
+        if not self.runs_as_user:
+            return
+        try:
+            home = pwd.getpwnam(self.user.name).pw_dir
+        except KeyError:
+            raise self.no_account() from None
+        try:
+            if os.stat(home).st_mode & 0o077:
+                self.log.warning("the home %s of %s is open to other users (mode 0700 keeps "
+                                 "it theirs; docs/sessions.md)", home, self.user.name)
+        except OSError:
+            pass  # not on the hub's machine: the nodes' business
+        for path in (SESSION_SCRIPT, *self.cmd[:1]):
+            part = run_by_others(path)
+            if part:
+                raise SpawnException(
+                    f"{path} cannot run as another user than the hub's ({part} is not open to "
+                    "them): install hubgrid where every user can read it (docs/sessions.md)",
+                    reason="config", status_code=500)
+
     def user_env(self, env):
         env["USER"] = self.user.name
         env["HOME"] = self.req_homedir
+        if self.runs_as_user and "PATH" in env:
+            env["HUBGRID_PATH"] = env["PATH"]  # sudo sets its secure_path
         return env
+
+    async def run_command(self, cmd, input=None, env=None):
+        # batchspawner's query and cancel as the user: not with the hub's
+        # environment (the user can read their own processes' environment)
+        if env is None and self.runs_as_user:
+            env = quiet_env()
+        return await super().run_command(cmd, input=input, env=env)
 
     def cmd_formatted_for_batch(self):
         return " ".join([str(SESSION_SCRIPT), *self.cmd, *self.get_args()])
@@ -121,12 +199,16 @@ class SlurmJobSpawner(SlurmSpawner):
     def job_output_file(self) -> str:
         raise NotImplementedError
 
+    async def prepare_job(self) -> None:
+        """Before the job is submitted (its output's directory)."""
+
     async def start(self):
         self.port = random_port()
         self.ip = self.job_ip
         if self.server:
             self.server.port = self.port
         try:
+            await self.prepare_job()
             await self.submit_batch_script()
         except RuntimeError as e:
             raise SpawnException(f"Slurm refused the job: {e}", reason="backend") from None
@@ -179,13 +261,29 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
 
     req_nodelist = Unicode("", help="The ledger's node of a job with GPUs (set per job).")
 
-    def job_output_file(self) -> str:
-        return str(self._job_file("log"))
+    async def start(self):
+        try:
+            self.check_runs_as_user()  # before admission: a refusal holds nothing
+        except SpawnException:
+            if self._start_budget is not None:  # what run_pre_spawn_hook raised
+                self.start_timeout = self._start_budget
+            raise
+        return await super().start()
 
-    def _job_file(self, ext: str) -> Path:
-        directory = Path(self.job_log_dir).resolve()
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return directory / f"{self.allocation_id}.{ext}"
+    def job_files(self) -> HubJobFiles:
+        """This session's files (spawner/jobfiles.py): the user's own
+        (unix_users) or the hub's."""
+        if not self.runs_as_user:
+            return HubJobFiles(self.job_log_dir, self.allocation_id)
+        prefix = format_template(self.exec_prefix, **self.get_req_subvars())
+        return UserJobFiles(prefix, Path(self.req_homedir) / self.unix_job_dir,
+                            self.allocation_id)
+
+    def job_output_file(self) -> str:
+        return self.job_files().path("log")
+
+    async def prepare_job(self) -> None:
+        await self.job_files().prepare()
 
     def _apply_allocation(self, allocation, opts):
         super()._apply_allocation(allocation, opts)
@@ -202,30 +300,30 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
         # again after Slurm's own set-up (hubgrid-session)
         env = {**self.session_env, **reapplied_gpu_environment(self.session_env)}
         if allocation["session_type"] == "batch":
-            env["HUBGRID_EXIT_FILE"] = str(self._job_file("exit"))
-            env["HUBGRID_BATCH_GO_FILE"] = str(self._job_file("go"))
+            files = self.job_files()
+            env["HUBGRID_EXIT_FILE"] = files.path("exit")
+            env["HUBGRID_BATCH_GO_FILE"] = files.path("go")
         self.session_env = env
         self.req_keepvars = ",".join(self.get_env())
 
     async def batch_go(self) -> None:
-        self._job_file("go").touch()
+        await self.job_files().touch("go")
 
     async def session_log(self, offset: int) -> bytes:
-        return read_from(self._job_file("log"), offset)
+        return await self.job_files().read("log", offset)
 
     async def session_exit_code(self) -> int | None:
         try:
-            return int(self._job_file("exit").read_text().strip())
-        except (FileNotFoundError, ValueError):
+            return int((await self.job_files().read("exit")).decode().strip())
+        except ValueError:
             return None
 
     async def session_ended(self) -> None:
         await super().session_ended()
-        log = self._job_file("log")
-        sent = not log.exists() or log.stat().st_size <= self.log_offset
-        if sent:  # the service has it all: the local copy goes
-            for ext in ("log", "exit", "go"):
-                try:
-                    os.unlink(self._job_file(ext))
-                except FileNotFoundError:
-                    pass
+        files = self.job_files()
+        try:
+            size = await files.size("log")
+            if size is None or size <= self.log_offset:  # the service has it all
+                await files.remove()  # the local copy goes
+        except RuntimeError as e:
+            self.log.warning("could not remove the job files of %s: %s", self._log_name, e)
