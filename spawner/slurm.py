@@ -209,6 +209,10 @@ class SlurmJobSpawner(SlurmSpawner):
             self.server.port = self.port
         try:
             await self.prepare_job()
+        except (OSError, RuntimeError) as e:
+            raise SpawnException(f"cannot make the job's output directory: {e}",
+                                 reason="backend", status_code=500) from None
+        try:
             await self.submit_batch_script()
         except RuntimeError as e:
             raise SpawnException(f"Slurm refused the job: {e}", reason="backend") from None

@@ -40,12 +40,13 @@ def accounts():
     require("root (useradd)", os.geteuid() == 0, "run the suite as root, as `make test` does")
     require("sudo", shutil.which("sudo") is not None, "scripts/start-slurm.sh installs it")
     tag = uuid.uuid4().hex[:6]
-    names = [f"hgtest-a-{tag}", f"hgtest-b-{tag}"]
+    names = [f"hgtest-a-{tag}", f"hgtest-b-{tag}", f"hgtest-c-{tag}"]
     made = []
     try:
         for name in names:
-            subprocess.run(["useradd", "-m", "-K", "HOME_MODE=0700", "-s", "/bin/sh", name],
-                           check=True)
+            # C: an account whose home was never made
+            home = ["-m", "-K", "HOME_MODE=0700"] if "-c-" not in name else ["-M"]
+            subprocess.run(["useradd", *home, "-s", "/bin/sh", name], check=True)
             made.append(name)
         yield names
     finally:
@@ -109,7 +110,7 @@ def owner_and_mode(path: Path) -> tuple[str, int]:
 
 
 def test_each_job_is_its_users_and_cannot_read_anothers(users_hub, accounts):
-    hub, (a, b) = users_hub, accounts
+    hub, (a, b, _) = users_hub, accounts
     for user in (a, b):
         assert hub.login(user).status_code == 302
     r = spawn(hub, a, "one", cpu="1", mem="512M")
@@ -169,6 +170,20 @@ def test_a_hub_user_without_a_unix_account_is_refused_and_holds_nothing(users_hu
     assert r.status_code == 403 and "no Unix account" in r.text, r.text
     assert job_users(f"hubgrid-{user}") == []
     assert allocations(hub, user) == []  # refused before admission
+
+
+def test_a_start_that_fails_as_the_user_is_released_and_leaves_no_job(users_hub, accounts):
+    """The account exists, its home does not: the job's directory cannot be
+    made as the user; the start fails with the reason, after admission, and
+    the mixin releases the allocation."""
+    hub, user = users_hub, accounts[2]
+    assert not Path(pwd.getpwnam(user).pw_dir).exists()
+    assert hub.login(user).status_code == 302
+    r = spawn(hub, user, "x", cpu="1", mem="256M")
+    assert r.status_code == 500 and "cannot make the job's output directory" in r.text, r.text
+    assert job_users(f"hubgrid-{user}") == []
+    assert eventually(lambda: [x["state"] for x in allocations(hub, user)] == ["released"],
+                      timeout=30), allocations(hub, user)
 
 
 def spawner(**config) -> HubgridSlurmSpawner:
