@@ -324,10 +324,10 @@ class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
 
     async def session_ended(self) -> None:
         await super().session_ended()
-        files = self.job_files()
         try:
+            files = self.job_files()
             size = await files.size("log")
             if size is None or size <= self.log_offset:  # the service has it all
                 await files.remove()  # the local copy goes
-        except RuntimeError as e:
+        except (OSError, RuntimeError, SpawnException) as e:  # e.g. the account is gone
             self.log.warning("could not remove the job files of %s: %s", self._log_name, e)
