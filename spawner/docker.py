@@ -207,6 +207,13 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         self._net = SessionNetwork.of(self.session_socket_root, allocation["id"],
                                       self.relay_port) if self.isolated else None
         self.port = SERVER_PORT if self._net else random_port()
+        if self._net and not engine_is_local(self.docker_url):
+            # refused before any call to that engine (the allocation is released)
+            raise SpawnException(
+                f"node {allocation['node']}'s engine {self.docker_url} is on another machine: "
+                "its sessions' sockets cannot be reached from here (set "
+                "c.HubgridDockerSpawner.isolated = False, which isolates nothing)",
+                reason="config", status_code=500)
         self._start_began = time.monotonic()  # the start budget runs from here (mixin)
         if opts.session_type == "batch":
             self.session_env = {**self.session_env, "HUBGRID_BATCH_GO_FILE": self.BATCH_GO_FILE}
@@ -274,13 +281,6 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     async def _prepare_network(self) -> str:
         """The session's directory and relay, made before its container; the
         network mode it gets (``none``, or the checked egress network)."""
-        url = self.docker_url or self.default_docker_url
-        if not engine_is_local(url):
-            raise SpawnException(
-                f"node {self.allocation['node']}'s engine {url} is on another machine: its "
-                "sessions' sockets cannot be reached from here (set "
-                "c.HubgridDockerSpawner.isolated = False, which isolates nothing)",
-                reason="config", status_code=500)
         mode = "none"
         if self.egress_network:
             try:

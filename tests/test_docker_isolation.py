@@ -56,7 +56,12 @@ import socket
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind("\0%s"); s.listen(8)
 while True:
-    c, _ = s.accept(); c.sendall(b"A"); c.close()
+    c, _ = s.accept()
+    try:
+        c.sendall(b"A")
+    except OSError:  # a probe that connected and left at once
+        pass
+    c.close()
 """ % ABSTRACT
 
 #: an HTTP GET on the session's loopback: "<status>" (any status), or the error
@@ -228,3 +233,19 @@ def test_an_egress_network_must_keep_its_sessions_apart(network):
     assert "talk to each other" in egress_refusal(network(), "x")
     assert "does not exist" in egress_refusal(None, "x")
     assert "not a bridge" in egress_refusal({"Driver": "host", "Options": {}}, "x")
+
+
+def test_a_node_whose_engine_is_on_another_machine_is_refused_and_released(iso):
+    hub = iso.hub
+    # TEST-NET-3: refused before anything is sent to it
+    _ok(hub.call("POST", "resource-groups", "admin", json={"name": "far"}), 201)
+    _ok(hub.call("PUT", "resource-groups/far/grants", "admin", json={"domain": "acme"}), 201)
+    _ok(hub.call("POST", "nodes", "admin", json={
+        "name": "far-node", "resource_group": "far", "backend_url": "tcp://203.0.113.7:2376",
+        "capacity": {"cpu": "2", "mem": "4G"}}), 201)
+    r = spawn(hub, "alice", "far", project="ml", resource_group="far", image=IMAGE, cpu="0.5",
+              mem="512M")
+    assert r.status_code == 500 and "on another machine" in r.text, r.text
+    assert "isolated = False" in r.text
+    assert server_of(hub, "alice", "far") is None
+    assert [a["state"] for a in allocations(hub, "alice", server="far")] == ["released"]
