@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -85,8 +86,10 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
     session = factory()
     outer = getattr(_open, "depth", 0) == 0
     _open.depth = getattr(_open, "depth", 0) + 1
+    writer = None
     try:
         if ledger_lock or outer:
+            writer = _sqlite_writer(session)
             conn = session.connection(execution_options={IMMEDIATE_OPTION: True})
             if ledger_lock and conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({LEDGER_LOCK_KEY})")
@@ -99,6 +102,33 @@ def transaction(factory: sessionmaker[Session], *, ledger_lock: bool = False) ->
     finally:
         _open.depth -= 1
         session.close()
+        if writer is not None:
+            writer.release()
+
+
+#: per SQLite engine: the lock its writers of this process queue on
+_writers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_writers_guard = threading.Lock()
+#: seconds a writer queues in the process before it asks SQLite (whose busy timeout then applies)
+WRITER_QUEUE_TIMEOUT = 30.0
+
+
+def _sqlite_writer(session: Session) -> threading.RLock | None:
+    """On SQLite, the process's writer lock of the session's engine,
+    acquired (None elsewhere, or when it was not had within
+    ``WRITER_QUEUE_TIMEOUT``). Writers of one process queue here rather than
+    in SQLite's busy handler, which sleeps up to 100 ms between tries while
+    the write lock lies free: taken at once when the previous writer ends,
+    it serialises the same transactions without the idle gaps."""
+    bind = session.get_bind()
+    if bind.dialect.name != "sqlite":
+        return None
+    engine = getattr(bind, "engine", bind)
+    with _writers_guard:
+        lock = _writers.get(engine)
+        if lock is None:
+            lock = _writers[engine] = threading.RLock()
+    return lock if lock.acquire(timeout=WRITER_QUEUE_TIMEOUT) else None
 
 
 def ledger_transaction(factory: sessionmaker[Session]):

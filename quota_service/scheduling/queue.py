@@ -114,6 +114,9 @@ class Memo:
 QUEUE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.priority, Allocation.passes,
                  Allocation.state, Allocation.user_id, Allocation.project_id,
                  Allocation.domain_id, Allocation.resource_group_id, Allocation.queue_at)
+#: what ordering, the group's view and placement read of the running sessions
+RUNNING_COLUMNS = (Allocation.id, Allocation.user_id, Allocation.node_id, Allocation.slots,
+                   Allocation.gpus)
 
 
 def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
@@ -132,13 +135,13 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     generation; updated for the next pass.
     """
     result = PassResult(rg_name)
-    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == rg_name))
+    rg = ledger.group_for_decision(s, rg_name)
     if rg is None:
         return result
     # what ordering and counting read; the rest loads for the requests judged
     pending = list(s.scalars(select(Allocation).options(load_only(*QUEUE_COLUMNS)).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
-    running = list(s.scalars(select(Allocation).where(
+    running = list(s.scalars(select(Allocation).options(load_only(*RUNNING_COLUMNS)).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
     abandoned = abandoned or {}
     view = PassView(s, rg, running)

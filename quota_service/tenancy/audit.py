@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..core import authz, names
+from ..core import authz, db, names
 from ..core.authz import Principal
 from ..core.errors import Invalid
 from ..core.models import AuditEntry
@@ -67,7 +67,8 @@ def _cut(text: str | None, n: int) -> str | None:
 
 
 def record(factory: sessionmaker[Session], rec: Record, now: dt.datetime) -> None:
-    with factory() as s, s.begin():
+    # ``db.transaction``: on SQLite it queues with the process's other writers
+    with db.transaction(factory) as s:
         s.add(
             AuditEntry(
                 timestamp=now,
