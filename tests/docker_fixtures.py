@@ -9,6 +9,7 @@ modules share it, so CI starts one hub for both.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import docker
@@ -51,36 +52,37 @@ class Dock:
         return out.strip()
 
 
+def require_image(url: str, image: str = IMAGE) -> docker.APIClient:
+    """The engine at ``url``, or the test is skipped (locally) / failed (CI)
+    when it does not answer or lacks ``image``."""
+    try:
+        cl = docker.APIClient(base_url=url, version="auto", timeout=30)
+        cl.inspect_image(image)
+        return cl
+    except Exception as e:  # noqa: BLE001 - any failure means "not available"
+        require(f"Docker engine {url} with {image}", False, f"{e} (run `make test`)")
+
+
 def _engines() -> dict:
-    engines = {}
-    for url in HOSTS:
-        try:
-            cl = docker.APIClient(base_url=url, version="auto", timeout=30)
-            cl.inspect_image(IMAGE)
-        except Exception as e:  # noqa: BLE001 - any failure means "not available"
-            require(f"Docker engine {url} with {IMAGE}", False, f"{e} (run `make test`)")
-        engines[url] = cl
+    engines = {url: require_image(url) for url in HOSTS}
     require("two Docker engines", len(engines) >= 2,
             "run `make test` (scripts/start-docker.sh --engines 2, scripts/build-images.sh)")
     return engines
 
 
-@pytest.fixture(scope="session")
-def dock(tmp_path_factory):
-    engines = _engines()
-    state = tmp_path_factory.mktemp("docker-hub")
-    config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 5\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+@contextmanager
+def docker_hub(state, engines: dict, config: str, nodes, service_config: str = ""):
+    """A real hub with Docker sessions on the first engine by default, the
+    demo's world and resource group ``dock`` of ``nodes`` ((name, engine
+    URL, declared GPUs)); stopped and its containers removed afterwards."""
     env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
-    hub = launch_hub(state, env, config=config, service_config=SERVICE_CONFIG)
+    hub = launch_hub(state, env, config=config, service_config=service_config)
     d = Dock(hub=hub, engines=engines)
     try:
         build_world(hub)
-        _ok(hub.call("POST", "users", "admin", json={"name": "bob", "domain": "acme", "role": "user"}), 201)
-        _ok(hub.call("PUT", "domains/acme/projects/ml/members/bob", "admin"), 201)
         _ok(hub.call("POST", "resource-groups", "admin", json={"name": "dock"}), 201)
         _ok(hub.call("PUT", "resource-groups/dock/grants", "admin", json={"domain": "acme"}), 201)
-        for name, url, gpus in (("dock-a", HOSTS[0], 2), ("dock-b", HOSTS[1], 0)):
+        for name, url, gpus in nodes:
             _ok(hub.call("POST", "nodes", "admin", json={
                 "name": name, "resource_group": "dock", "backend_url": url,
                 "capacity": {"cpu": "2", "mem": "4G"},
@@ -92,6 +94,18 @@ def dock(tmp_path_factory):
         stop_hub(d.hub)
         for url, c in d.containers():
             engines[url].remove_container(c["Id"], force=True)
+
+
+@pytest.fixture(scope="session")
+def dock(tmp_path_factory):
+    config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 5\n"
+              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+    with docker_hub(tmp_path_factory.mktemp("docker-hub"), _engines(), config,
+                    (("dock-a", HOSTS[0], 2), ("dock-b", HOSTS[1], 0)), SERVICE_CONFIG) as d:
+        _ok(d.hub.call("POST", "users", "admin", json={"name": "bob", "domain": "acme",
+                                                        "role": "user"}), 201)
+        _ok(d.hub.call("PUT", "domains/acme/projects/ml/members/bob", "admin"), 201)
+        yield d
 
 
 def opts(**kw) -> dict:

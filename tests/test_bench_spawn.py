@@ -8,9 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-import docker
 
-from hub_fixtures import require
+from docker_fixtures import require_image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -21,12 +20,7 @@ URL = (os.environ.get("HUBGRID_TEST_DOCKER_HOSTS") or "unix:///var/run/docker.so
 
 
 def test_the_spawn_benchmark_times_both_spawners(capsys):
-    try:
-        docker.APIClient(base_url=URL, version="auto", timeout=30).inspect_image(IMAGE)
-        ok = True
-    except Exception:  # noqa: BLE001 - any failure means "not available"
-        ok = False
-    require(f"Docker engine {URL} with {IMAGE}", ok, "run `make test`")
+    require_image(URL, IMAGE)
     out = main(["--users", "1", "--concurrency", "1", "--image", IMAGE, "--docker-url", URL])
     assert out["hubgrid"]["n"] == out["hubgrid-host"]["n"] == out["stock"]["n"] == 1
     assert min(out[k]["median"] for k in ("hubgrid", "hubgrid-host", "stock")) > 0

@@ -8,10 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-import docker
 import pytest
 
-from hub_fixtures import require
+from docker_fixtures import require_image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -22,12 +21,7 @@ URL = (os.environ.get("HUBGRID_TEST_DOCKER_HOSTS") or "unix:///var/run/docker.so
 
 
 def test_the_round_trip_benchmark_measures_both_paths(capsys):
-    try:
-        docker.APIClient(base_url=URL, version="auto", timeout=30).inspect_image(IMAGE)
-        ok = True
-    except Exception:  # noqa: BLE001 - any failure means "not available"
-        ok = False
-    require(f"Docker engine {URL} with {IMAGE}", ok, "run `make test`")
+    require_image(URL, IMAGE)
     out = main(["--messages", "5", "--image", IMAGE, "--docker-url", URL])
     for kind in ("hubgrid", "hubgrid-host"):
         assert out[kind]["n"] == 5 and 0 < out[kind]["ws_p50"] <= out[kind]["ws_p99"]

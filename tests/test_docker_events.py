@@ -135,30 +135,14 @@ def test_an_exit_releases_a_running_allocation_once_with_its_code(cluster):
 
 @pytest.fixture(scope="module")
 def dock(tmp_path_factory):
-    from docker_fixtures import HOSTS as hosts, Dock, _engines
-    from hub_fixtures import _ok, build_world, launch_hub, stop_hub
+    from docker_fixtures import HOSTS as hosts, _engines, docker_hub
 
-    engines = _engines()
-    state = tmp_path_factory.mktemp("docker-events-hub")
     # the hub polls once an hour: what is released before is the service's doing
     config = ("c.Spawner.poll_interval = 3600\n"
               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    hub = launch_hub(state, {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": hosts[0]},
-                     config=config)
-    d = Dock(hub=hub, engines=engines)
-    try:
-        build_world(hub)
-        _ok(hub.call("POST", "resource-groups", "admin", json={"name": "dock"}), 201)
-        _ok(hub.call("PUT", "resource-groups/dock/grants", "admin", json={"domain": "acme"}), 201)
-        _ok(hub.call("POST", "nodes", "admin", json={
-            "name": "dock-a", "resource_group": "dock", "backend_url": hosts[0],
-            "capacity": {"cpu": "2", "mem": "4G"}}), 201)
-        _ok(hub.call("POST", "images/scan", "admin"), 200)
+    with docker_hub(tmp_path_factory.mktemp("docker-events-hub"), _engines(), config,
+                    (("dock-a", hosts[0], 0),)) as d:
         yield d
-    finally:
-        stop_hub(d.hub)
-        for url, c in d.containers():
-            engines[url].remove_container(c["Id"], force=True)
 
 
 def test_a_container_killed_behind_the_hubs_back_is_released_before_the_hub_polls(dock):
