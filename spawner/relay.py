@@ -32,6 +32,11 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
                         "host"})
 
+#: what a proxy says about its client: a session may not say it of itself
+#: (the relay calls from loopback, which the hub and the service trust)
+FORWARDED = frozenset({"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-port",
+                       "x-forwarded-proto", "x-real-ip"})
+
 #: path segments or encodings that could leave a prefix once decoded upstream
 _CLIMBS = re.compile(r"(^|/)\.{1,2}(/|$)|%2e|%2f|%5c|\\", re.IGNORECASE)
 
@@ -100,7 +105,8 @@ class SessionRelay:
         route = route_for(self.routes, request.method, request.raw_path, request.headers)
         if isinstance(route, str):
             return web.json_response({"message": route}, status=403)
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
+        headers = [(k, v) for k, v in request.headers.items()
+                   if k.lower() not in HOP_BY_HOP and k.lower() not in FORWARDED]
         body = request.content.iter_any() if request.body_exists else None
         try:
             async with self._client.request(

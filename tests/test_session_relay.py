@@ -109,7 +109,9 @@ async def test_requests_go_through_with_their_body_path_query_and_headers(relay)
     assert stat.S_IMODE(os.stat(r.path).st_mode) == 0o600
     body = os.urandom(5 * 2**20)
     async with client.post("http://session/hub/api/x?q=1", data=io.BytesIO(body),
-                           headers={"Authorization": "token t", "Host": "evil"}) as resp:
+                           headers={"Authorization": "token t", "Host": "evil",
+                                    "X-Forwarded-For": "6.6.6.6", "X-Real-IP": "6.6.6.6",
+                                    "Forwarded": "for=6.6.6.6"}) as resp:
         assert resp.status == 201
         assert await resp.text() == hashlib.sha256(body).hexdigest()
         assert resp.headers.getall("Set-Cookie") == ["a=1", "b=2"]
@@ -117,6 +119,8 @@ async def test_requests_go_through_with_their_body_path_query_and_headers(relay)
     method, raw_path, headers, got = seen[-1]
     assert (method, raw_path, got == body) == ("POST", "/hub/api/x?q=1", True)
     assert headers["Authorization"] == "token t" and headers["Host"] != "evil"
+    # a session cannot pass for another address (the upstream trusts loopback's word)
+    assert not {"X-Forwarded-For", "X-Real-IP", "Forwarded"} & set(headers)
     async with client.get("http://session/hub/api/stream") as resp:
         assert await resp.text() == "chunk0;chunk1;chunk2;chunk3;chunk4;"
         assert resp.headers["X-Kind"] == "stream"
