@@ -19,12 +19,15 @@ token, and the hub and the service check it as for any caller.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
+
+log = logging.getLogger("JupyterHub")
 
 #: headers of one hop, never forwarded (RFC 9110 7.6.1), and the Host the
 #: client gave (the upstream's is set by the client library)
@@ -104,6 +107,9 @@ class SessionRelay:
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         route = route_for(self.routes, request.method, request.raw_path, request.headers)
         if isinstance(route, str):
+            # a session asking for what it may not reach: worth an admin's look
+            log.warning("relay %s refused %s %s: %s", self.path, request.method,
+                        request.raw_path[:200], route)
             return web.json_response({"message": route}, status=403)
         headers = [(k, v) for k, v in request.headers.items()
                    if k.lower() not in HOP_BY_HOP and k.lower() not in FORWARDED]

@@ -126,12 +126,13 @@ async def test_requests_go_through_with_their_body_path_query_and_headers(relay)
         assert resp.headers["X-Kind"] == "stream"
 
 
-async def test_a_refused_request_never_reaches_the_upstream(relay):
+async def test_a_refused_request_never_reaches_the_upstream_and_is_logged(relay, caplog):
     relays, r, client, seen = relay
     async with client.get("http://session/hub/login") as resp:
         assert resp.status == 403
         assert "not a path" in (await resp.json())["message"]
     assert seen == []
+    assert f"relay {r.path} refused GET /hub/login: not a path" in caplog.text
 
 
 async def test_an_unreachable_upstream_is_a_502_and_a_relay_is_made_once(relay, tmp_path):
