@@ -128,7 +128,9 @@ def pair(iso):
         stop_server(hub, "alice", "iso-a")
         raise
     cl = iso.engines[HOSTS[0]]
-    for cmd in (["python3", "-m", "http.server", str(APP_PORT), "--bind", "0.0.0.0"],
+    # every address: IPv6's wildcard, dual-stack, takes IPv4 too (a container's
+    # loopback has no IPv6 address: Docker turns IPv6 off in its networks)
+    for cmd in (["python3", "-m", "http.server", str(APP_PORT), "--bind", "::"],
                 ["python3", "-c", ABSTRACT_SERVER]):
         cl.exec_start(cl.exec_create(ca, cmd)["Id"], detach=True)
     own = [f"127.0.0.1:{APP_PORT}", f"@{ABSTRACT}"]
