@@ -32,7 +32,7 @@ from pathlib import Path
 import requests
 import sqlalchemy as sa
 
-from bench.admission.__main__ import postgres_database
+from bench.admission.harness import postgres_database
 from bench.hubproc import free_port, wait_for_service
 
 GROUPS, NODES, GPUS, PROJECTS, USERS = 4, 8, 8, 20, 200
