@@ -29,6 +29,8 @@ MIX = (
 )
 #: longest hold of a session before its release (seconds)
 MAX_HOLD = 0.5
+#: seconds a request may take before it counts as failed ("other")
+TIMEOUT = 120
 #: how unevenly users ask: the user of rank r asks with weight 1 / (r + 1) ** SKEW
 SKEW = 0.8
 
@@ -96,8 +98,12 @@ class Releaser:
 
     def _release(self, alloc_id: str, auth: str, measured: bool) -> None:
         t = time.perf_counter()
-        r = http(self.local).delete(self.api + f"allocations/{alloc_id}",
-                                    headers={"Authorization": auth}, timeout=120)
+        try:
+            r = http(self.local).delete(self.api + f"allocations/{alloc_id}",
+                                        headers={"Authorization": auth}, timeout=TIMEOUT)
+        except requests.RequestException as e:  # counted, so a slow run still reports
+            self.outcome.release_failed.append(f"{type(e).__name__}: {e}")
+            return
         took = time.perf_counter() - t
         if r.status_code != 204:
             self.outcome.release_failed.append(f"{r.status_code} {r.text[:200]}")
@@ -129,8 +135,12 @@ def drive(api: str, asks: list[Ask], concurrency: int) -> Outcome:
     def one(ask: Ask) -> None:
         body = {"project": ask.tenant.project, "resource_group": "default", "slots": ask.slots}
         t = time.perf_counter()
-        r = http(local).post(api + "allocations", json=body,
-                             headers={"Authorization": ask.tenant.auth}, timeout=120)
+        try:
+            r = http(local).post(api + "allocations", json=body,
+                                 headers={"Authorization": ask.tenant.auth}, timeout=TIMEOUT)
+        except requests.RequestException as e:
+            out.other.append(f"{type(e).__name__}: {e}")
+            return
         took = time.perf_counter() - t
         if r.status_code in (201, 202):
             (out.admitted if r.status_code == 201 else out.pending).append(took)
