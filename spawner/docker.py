@@ -375,7 +375,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         try:
             up = await readiness.until_answering(url, interval=self.ready_poll_interval,
                                                  timeout=max(window, 0),
-                                                 exit_code=self.session_exit_code)
+                                                 exit_code=self._exit_code_while_starting)
         except readiness.ServerExited as e:
             raise SpawnException(f"the session's server exited with code {e.code} before "
                                  "it answered", reason="backend", status_code=500) from None
@@ -400,6 +400,17 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         except docker.errors.NotFound:
             return b""
         return data[offset:]
+
+    async def _exit_code_while_starting(self) -> int | None:
+        """session_exit_code, and a container removed while its server
+        starts (``docker rm -f`` by someone else) fails the start at once,
+        not after http_timeout as a server that did not answer."""
+        try:
+            await self.docker("inspect_container", self.object_id)
+        except docker.errors.NotFound:
+            raise SpawnException("the session's container was removed before its server "
+                                 "answered", reason="backend", status_code=500) from None
+        return await self.session_exit_code()
 
     async def session_exit_code(self) -> int | None:
         if not self.object_id:

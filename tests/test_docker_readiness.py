@@ -1,7 +1,7 @@
 """HubgridDockerSpawner's start() returns once the server answers
 (ready_poll_interval, spawner/readiness.py), on real containers of the
 session image: a server that answers, a container that exits first, one
-that never answers, a start budget nearly spent, and the wait turned off."""
+removed while it starts, one that never answers, a start budget nearly spent, and the wait turned off."""
 
 from __future__ import annotations
 
@@ -80,6 +80,20 @@ async def test_a_container_that_exits_first_fails_the_start_with_its_code(contai
         await spawner._until_answering()
     assert e.value.reason == "backend"
     assert "exited with code 3 before it answered" in str(e.value)
+
+
+async def test_a_container_removed_while_starting_fails_the_start_at_once(engine):
+    """Removed by someone else (``docker rm -f``) before its server answered:
+    the start fails with that reason within a check, not after http_timeout
+    as 'did not answer'."""
+    c = engine.containers.run(IMAGE, ["sleep", "600"], detach=True, network_mode="none",
+                              labels={"hubgrid.test": "readiness"})
+    c.remove(force=True)
+    spawner = spawner_of(c.id, free_port(), ready_poll_interval=0.05, http_timeout=60)
+    with pytest.raises(SpawnException) as e:
+        await spawner._until_answering()
+    assert e.value.reason == "backend"  # not "timeout" after the 60 s of http_timeout
+    assert "container was removed before its server answered" in str(e.value)
 
 
 async def test_a_server_that_never_answers_fails_after_http_timeout(containers):
