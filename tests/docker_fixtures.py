@@ -74,7 +74,9 @@ def _engines() -> dict:
 def docker_hub(state, engines: dict, config: str, nodes, service_config: str = ""):
     """A real hub with Docker sessions on the first engine by default, the
     demo's world and resource group ``dock`` of ``nodes`` ((name, engine
-    URL, declared GPUs)); stopped and its containers removed afterwards."""
+    URL, declared GPUs)); stopped and its containers removed afterwards:
+    only the sessions this hub's service allocated (the engines are shared
+    with `make run` and other test hubs, whose sessions are left alone)."""
     env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
     hub = launch_hub(state, env, config=config, service_config=service_config)
     d = Dock(hub=hub, engines=engines)
@@ -91,9 +93,20 @@ def docker_hub(state, engines: dict, config: str, nodes, service_config: str = "
         _ok(hub.call("POST", "images/scan", "admin"), 200)
         yield d
     finally:
-        stop_hub(d.hub)
+        try:
+            ours = allocation_ids(d.hub)
+        finally:
+            stop_hub(d.hub)
         for url, c in d.containers():
-            engines[url].remove_container(c["Id"], force=True)
+            if c["Labels"].get("hubgrid.allocation") in ours:
+                engines[url].remove_container(c["Id"], force=True)
+
+
+def allocation_ids(hub) -> set[str]:
+    """Every allocation ``hub``'s service made, of any user and state."""
+    r = hub.call("GET", "allocations", "admin")
+    assert r.status_code == 200, r.text
+    return {a["id"] for a in r.json()}
 
 
 @pytest.fixture(scope="session")
