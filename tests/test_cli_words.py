@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jupyterlab_hubgrid import words
-from jupyterlab_hubgrid.cli import me, sessions
+from jupyterlab_hubgrid.cli import build_parser, folders, me, sessions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -72,3 +72,16 @@ def test_mem_is_read_exactly_in_binary_units(value, expected):
 def test_a_mem_that_is_not_whole_bytes_is_a_usage_error(value):
     with pytest.raises(argparse.ArgumentTypeError):
         sessions.size_argument(value)
+
+
+@pytest.mark.parametrize("argv, func", [
+    (["sessions", "list", "--all"], sessions.ls),
+    (["folders", "list", "--trashed"], folders.ls),
+    (["folders", "invitations", "list"], folders.invitations_ls),
+])
+def test_list_is_ls_as_the_groups_help_words_it(argv, func):
+    """``hubgrid --help`` says "your sessions: list, start, ..." and people type
+    ``hubgrid sessions list``: it runs ``ls`` (it was refused as an invalid choice)."""
+    args = build_parser().parse_args(argv)
+    assert args.func is func
+    assert build_parser().parse_args(["ls" if a == "list" else a for a in argv]).func is func

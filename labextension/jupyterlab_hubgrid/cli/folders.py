@@ -217,7 +217,8 @@ def answer(verb: str):
 def register(groups, common) -> None:
     subs = group(groups, "folders", "your storage folders: list, create, upload, download, "
                  "share, invitations", description=__doc__.split("\n\n", 1)[1])
-    p = command(subs, "ls", common, ls, "the folders you see: yours, your projects', shared")
+    p = command(subs, "ls", common, ls, "the folders you see: yours, your projects', shared",
+                aliases=["list"])
     which = p.add_mutually_exclusive_group()
     which.add_argument("--trashed", action="store_true", help="only those in the trash")
     which.add_argument("--all", action="store_true", help="active and trashed")
@@ -264,7 +265,7 @@ def register(groups, common) -> None:
     inv = group(subs, "invitations", "invitations to folders: list (the default), accept, "
                 "decline, cancel", default=invitations_ls, parents=[common, listing])
     command(inv, "ls", common, invitations_ls, "invitations waiting for you (or sent)",
-            parents=[listing])
+            parents=[listing], aliases=["list"])
     for verb, text in (("accept", "accept an invitation: the folder is shared with you"),
                        ("decline", "decline an invitation"),
                        ("cancel", "take back an invitation you sent")):

@@ -372,7 +372,8 @@ def state_argument(word: str) -> str:
 def register(groups, common) -> None:
     subs = group(groups, "sessions", "your sessions: list, start, stop, logs, dry-run",
                  description=__doc__.split("\n\n", 1)[1])
-    p = command(subs, "ls", common, ls, "your running and waiting sessions")
+    p = command(subs, "ls", common, ls, "your running and waiting sessions",
+                aliases=["list"])
     p.add_argument("--all", action="store_true", help="the ended and cancelled ones too")
     p.add_argument("--state", type=state_argument, metavar="STATE",
                    help=f"only sessions in this state: {', '.join(STATE_LABELS.values())}")
