@@ -356,6 +356,10 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         status = await super().poll()
         if status is None and self._net is not None and self.object_id:
             await self._ensure_relay()  # a hub that restarted
+        elif status is not None and not self._stopping:
+            # ended by itself: JupyterHub calls no stop() (nor after a failed
+            # start whose container is gone), so its relay and directory go here
+            await self._discard_network()
         return status
 
     _start_began = 0.0

@@ -15,6 +15,7 @@ from jupyterhub.spawner import SpawnException
 
 from hub_fixtures import require
 from spawner.docker import HubgridDockerSpawner
+from spawner.isolation import SessionNetwork
 
 HOSTS = [h for h in os.environ.get("HUBGRID_TEST_DOCKER_HOSTS", "").split(",") if h]
 IMAGE = os.environ.get("HUBGRID_TEST_DOCKER_IMAGE", "hubgrid/base:latest")
@@ -94,6 +95,22 @@ async def test_a_container_removed_while_starting_fails_the_start_at_once(engine
         await spawner._until_answering()
     assert e.value.reason == "backend"  # not "timeout" after the 60 s of http_timeout
     assert "container was removed before its server answered" in str(e.value)
+
+
+async def test_a_session_whose_container_is_gone_leaves_no_directory_behind(engine, tmp_path):
+    """After a failed start JupyterHub polls and calls stop() only for a server
+    still running: a container already gone (removed while it started) must
+    not leave its session's directory (relay socket, server socket) on the node."""
+    c = engine.containers.run(IMAGE, ["sleep", "600"], detach=True, network_mode="none",
+                              labels={"hubgrid.test": "readiness"})
+    spawner = spawner_of(c.id, free_port(), ready_poll_interval=0.05, http_timeout=60)
+    spawner.object_name = c.name  # poll() looks the container up by name
+    spawner._net = SessionNetwork.of(str(tmp_path), "gone-1", 8081)
+    os.mkdir(spawner._net.directory, 0o700)
+    c.remove(force=True)
+    assert await spawner.poll() is not None
+    assert not os.path.exists(tmp_path / "gone-1")
+    assert spawner._net is None
 
 
 async def test_a_server_that_never_answers_fails_after_http_timeout(containers):
