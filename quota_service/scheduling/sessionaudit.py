@@ -117,8 +117,12 @@ def write(s: Session, a: Allocation, action: str, now: dt.datetime, via: Via | N
     user = s.get(User, a.user_id)
     domain = user.domain.name if user else None
     via = via or Via(user.name if user else None)
+    if user is not None and via.actor == user.name and via.actor not in (SCHEDULER, RECLAIMER):
+        actor_domain = domain  # the owner acts: no second look-up
+    else:
+        actor_domain = _domain_of(s, via.actor, domain)
     s.add(AuditEntry(
-        timestamp=now, actor=audit.visible(via.actor), actor_domain=_domain_of(s, via.actor, domain),
+        timestamp=now, actor=audit.visible(via.actor), actor_domain=actor_domain,
         domain=domain, credential=via.credential, source=via.source, action=action,
         target=a.id, outcome="success", status=status,
         detail=audit.visible(detail_text(describe(s, a) + list(extra)))[:4000]))

@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from ..core import authz, db, keys
 from ..core.orm import aware, flush, iso, user_named
@@ -169,7 +169,11 @@ def principal_for_hub_user(s: Session, name: str) -> Principal:
 def principal_for_keypair(
     s: Session, access_key: str, secret: str, now: dt.datetime
 ) -> Principal:
-    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key))
+    # the user, their domain and projects in the same round trips (not one per row)
+    user = joinedload(Keypair.user)
+    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key).options(
+        user.joinedload(User.domain),
+        user.selectinload(User.memberships).joinedload(Membership.project)))
     # compare even for an unknown key, so timing does not tell which keys exist
     matches = keys.secret_matches(secret, k.secret_hash if k is not None else keys.DUMMY_HASH)
     if k is None or not matches:
