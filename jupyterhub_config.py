@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from hub_ext.config import configure, read_or_create_secret
+from hub_ext.proxyrun import proxy_command
 
 c = get_config()  # noqa: F821
 
@@ -44,6 +45,8 @@ c.ConfigurableHTTPProxy.api_url = (
     f"http://127.0.0.1:{os.environ.get('HUBGRID_PROXY_API_PORT', '8001')}"
 )
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+# kept-alive connections to isolated sessions' sockets (hub_ext/proxyrun.py)
+c.ConfigurableHTTPProxy.command = proxy_command()
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 
