@@ -406,15 +406,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         return data[offset:]
 
     async def _exit_code_while_starting(self) -> int | None:
-        """session_exit_code, and a container removed while its server
+        """session_exit_code (one inspect), and a container removed while its server
         starts (``docker rm -f`` by someone else) fails the start at once,
         not after http_timeout as a server that did not answer."""
         try:
-            await self.docker("inspect_container", self.object_id)
+            state = (await self.docker("inspect_container", self.object_id))["State"]
         except docker.errors.NotFound:
             raise SpawnException("the session's container was removed before its server "
                                  "answered", reason="backend", status_code=500) from None
-        return await self.session_exit_code()
+        return None if state["Running"] else int(state["ExitCode"])
 
     async def session_exit_code(self) -> int | None:
         if not self.object_id:
@@ -444,14 +444,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             await self._discard_network()
 
     async def remove_object(self):
+        # the session's network is not this method's to discard: DockerSpawner
+        # also calls it to clear a leftover container before a start, which
+        # then needs its network (stop() and poll() discard it when it ends)
         if not self.object_id:
-            await self._discard_network()
             return
         # the output and exit code are kept before the container goes
         if self.allocation_id:
             await self.session_ended()
         await super().remove_object()
-        await self._discard_network()
 
     async def discard_session(self):
         if self.remove:

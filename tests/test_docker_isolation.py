@@ -251,3 +251,23 @@ def test_a_node_whose_engine_is_on_another_machine_is_refused_and_released(iso):
     assert "isolated = False" in r.text
     assert server_of(hub, "alice", "far") is None
     assert [a["state"] for a in allocations(hub, "alice", server="far")] == ["released"]
+
+
+def test_a_leftover_container_of_the_same_name_does_not_cost_the_new_session_its_network(iso):
+    """DockerSpawner removes a container left under the session's name (a hub
+    that died) before it starts the new one: the new one is still isolated."""
+    hub, cl = iso.hub, iso.engines[HOSTS[0]]
+    left = cl.create_container(IMAGE, ["sleep", "600"], name="hubgrid-alice--isoleft",
+                               labels={"hubgrid.test": "leftover"})
+    try:
+        a, c = start(iso, "alice", "isoleft")
+        assert c != left["Id"]
+        info = cl.inspect_container(c)
+        assert info["HostConfig"]["NetworkMode"] == "none"
+        assert os.path.exists(f"/run/hubgrid/sessions/{a['id']}/jupyter.sock")
+    finally:
+        stop_server(hub, "alice", "isoleft")
+        try:
+            cl.remove_container(left["Id"], force=True)
+        except docker.errors.NotFound:
+            pass
