@@ -38,6 +38,7 @@ from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal,
                         relay_routes)
 from .mixin import HubgridSpawnerMixin
 from .relay import RELAYS
+from .sandboxes import SANDBOXES, PoolKey, joined_mode
 
 
 def session_host(docker_url: str) -> str:
@@ -143,6 +144,26 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         bridge's address (docs/sessions.md). Empty: no egress.""",
     ).tag(config=True)
 
+    sandbox_pool_size = Integer(
+        4,
+        help="""Idle network sandboxes kept per local engine and session image
+        for isolated sessions: small containers that only sleep in a network
+        namespace of their own (``none``, or ``egress_network``). A session
+        takes one and joins its namespace, which starts it about as fast as
+        host networking (Docker's set-up of a new namespace is the slower
+        part of a start); each serves one session only and goes with it, and
+        the pool fills again in the background. Costs that many idle
+        containers (16 MiB limit each, a sleeping process) per engine and
+        image. 0: no pool (each session gets its namespace from Docker at
+        start, as when the pool is empty).""",
+    ).tag(config=True)
+
+    @validate("sandbox_pool_size")
+    def _check_pool_size(self, proposal):
+        if proposal.value < 0:
+            raise TraitError(f"sandbox_pool_size {proposal.value}: 0 (off) or more")
+        return proposal.value
+
     @validate("session_socket_root")
     def _check_socket_root(self, proposal):
         try:
@@ -184,7 +205,9 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
 
     @property
     def client(self):
-        url = self.docker_url or self.default_docker_url
+        return self._client_for(self.docker_url or self.default_docker_url)
+
+    def _client_for(self, url: str) -> docker.APIClient:
         client = self._clients.get(url)
         if client is None:
             client = docker.APIClient(base_url=url, version="auto", **self.client_kwargs)
@@ -263,11 +286,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         network = await self._prepare_network() if self._net else self.network_name
         host_config = {**body["HostConfig"], "NetworkMode": network, "AutoRemove": False}
         try:
-            return await self.docker(
-                "create_container", image=body["Image"], command=await self.get_command(),
-                name=self.container_name, environment=body["Env"], labels=body["Labels"],
-                user=body["User"], host_config=host_config,
-            )
+            return await self._create(body, host_config)
         except docker.errors.ImageNotFound:
             raise SpawnException(f"image {spec.image} is not on node {self.allocation['node']}",
                                  reason="image", status_code=409) from None
@@ -275,6 +294,17 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             raise SpawnException(f"node {self.allocation['node']} refused the session: "
                                  f"{e.explanation or e}", reason="backend",
                                  status_code=500) from None
+
+    async def _create(self, body: dict, host_config: dict) -> dict:
+        try:
+            return await self.docker(
+                "create_container", image=body["Image"], command=await self.get_command(),
+                name=self.container_name, environment=body["Env"], labels=body["Labels"],
+                user=body["User"], host_config=host_config,
+            )
+        except BaseException:
+            await self._drop_sandbox()  # no session container joined it
+            raise
 
     # -- the session's own network (isolated) --------------------------------
 
@@ -297,7 +327,64 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         os.mkdir(net.directory, 0o700)
         os.chown(net.directory, self.session_uid, self.session_gid)
         await self._ensure_relay()
-        return mode
+        return self._take_sandbox(mode)
+
+    # -- the warm pool of network sandboxes (spawner/sandboxes.py) -----------
+
+    #: the holder whose network namespace the session joined ("" for none)
+    _sandbox = ""
+    #: set while a start retries without the pool (its holder failed)
+    _skip_pool = False
+
+    def _pool_key(self, mode: str) -> PoolKey:
+        return PoolKey(self.docker_url or self.default_docker_url, self.image, mode)
+
+    def _fill_pool(self, key: PoolKey) -> None:
+        SANDBOXES.fill(key, self._client_for(key.engine), self.sandbox_pool_size,
+                       self.hub.api_url if self.hub else "", self.session_uid, self.session_gid)
+
+    def _take_sandbox(self, mode: str) -> str:
+        """The network mode of the session: a holder's namespace from the
+        pool, or ``mode`` (a namespace of its own) when the pool is empty."""
+        if self.sandbox_pool_size <= 0 or self._skip_pool:
+            return mode
+        key = self._pool_key(mode)
+        self._sandbox = SANDBOXES.take(key) or ""
+        self._fill_pool(key)
+        return joined_mode(self._sandbox) if self._sandbox else mode
+
+    def run_pre_spawn_hook(self):
+        # a hub's first start: the default engine's pool of the default
+        # network begins to fill while the session is admitted
+        if self.isolated and self.sandbox_pool_size > 0 and not self.egress_network:
+            self._fill_pool(PoolKey(self.default_docker_url,
+                                    (self.user_options or {}).get("image") or self.image, "none"))
+        return super().run_pre_spawn_hook()
+
+    async def _drop_sandbox(self) -> None:
+        """The session's container is gone: its holder goes too (never reused)."""
+        holder, self._sandbox = self._sandbox, ""
+        if holder:
+            await SANDBOXES.remove(self.client, holder)
+
+    async def _start_without_sandbox(self, error) -> None:
+        """Its holder could not be joined (stopped with its engine, removed):
+        the idle ones of that pool go, and the session starts in a namespace
+        of its own."""
+        self.log.warning("%s: could not join network sandbox %s (%s); starting without",
+                         self._log_name, self._sandbox[:12], getattr(error, "explanation", error))
+        key = self._pool_key(self.egress_network or "none")
+        for holder in SANDBOXES.forget(key):
+            await SANDBOXES.remove(self.client, holder)
+        self._fill_pool(key)
+        await self.docker("remove_container", self.object_id, force=True)
+        await self._drop_sandbox()
+        self._skip_pool = True
+        try:
+            self.object_id = (await self.create_object())["Id"]
+        finally:
+            self._skip_pool = False
+        await super().start_object()
 
     def _relay_routes(self):
         return relay_routes(self.hub.api_url if self.hub else "", self.hubgrid.api_url)
@@ -360,12 +447,18 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             # ended by itself: JupyterHub calls no stop() (nor after a failed
             # start whose container is gone), so its relay and directory go here
             await self._discard_network()
+            await self._drop_sandbox()
         return status
 
     _start_began = 0.0
 
     async def start_object(self):
-        await super().start_object()
+        try:
+            await super().start_object()
+        except docker.errors.APIError as e:
+            if not self._sandbox or self._sandbox not in str(e):
+                raise  # not its holder's fault
+            await self._start_without_sandbox(e)
         await self._until_answering()
 
     async def _until_answering(self):
@@ -442,6 +535,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             await super().stop(now=now)
         finally:
             await self._discard_network()
+            await self._drop_sandbox()
 
     async def remove_object(self):
         # the session's network is not this method's to discard: DockerSpawner
@@ -453,6 +547,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.allocation_id:
             await self.session_ended()
         await super().remove_object()
+        await self._drop_sandbox()
 
     async def discard_session(self):
         if self.remove:
@@ -469,6 +564,8 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self._net is not None:
             state["hubgrid_socket_dir"] = self._net.directory
             state["hubgrid_relay_port"] = self._net.relay_port
+        if self._sandbox:
+            state["hubgrid_sandbox"] = self._sandbox
         return state
 
     def load_state(self, state):
@@ -477,6 +574,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.docker_url:
             self.ip = session_host(self.docker_url)
             self.port = int(state.get("hubgrid_port", 0))
+        self._sandbox = state.get("hubgrid_sandbox", "")
         if state.get("hubgrid_socket_dir"):
             self._net = SessionNetwork(state["hubgrid_socket_dir"],
                                        int(state.get("hubgrid_relay_port", self.relay_port)))

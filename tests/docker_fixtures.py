@@ -100,6 +100,12 @@ def docker_hub(state, engines: dict, config: str, nodes, service_config: str = "
         for url, c in d.containers():
             if c["Labels"].get("hubgrid.allocation") in ours:
                 engines[url].remove_container(c["Id"], force=True)
+        # its idle network sandboxes (labelled with its API URL: its port is its own)
+        port = f":{hub.ports['HUBGRID_HUB_PORT']}/"
+        for url, cl in engines.items():
+            for c in cl.containers(all=True, filters={"label": ["hubgrid.sandbox"]}):
+                if port in c["Labels"]["hubgrid.sandbox"]:
+                    cl.remove_container(c["Id"], force=True)
 
 
 def allocation_ids(hub) -> set[str]:

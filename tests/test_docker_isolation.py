@@ -112,6 +112,16 @@ def probe(dock, container: str | None, targets: list[str]) -> dict:
     return json.loads(out)
 
 
+def in_a_namespace_of_its_own(dock, info: dict) -> bool:
+    """The container's network is Docker's ``none``: its own, or that of
+    the network sandbox it joined (spawner/sandboxes.py)."""
+    mode = info["HostConfig"]["NetworkMode"]
+    if mode.startswith("container:"):
+        mode = dock.engines[HOSTS[0]].inspect_container(mode.split(":", 1)[1])["HostConfig"][
+            "NetworkMode"]
+    return mode == "none"
+
+
 def get_inside(dock, container: str, url: str) -> str:
     return dock.exec(HOSTS[0], container, ["python3", "-c", GET, url])
 
@@ -159,7 +169,7 @@ def test_a_session_reaches_neither_another_session_nor_any_service_of_its_node(p
     # its network has its loopback only: no address leads anywhere else
     assert dock.exec(HOSTS[0], cb, ["ls", "/sys/class/net"]).split() == ["lo"]
     info = dock.engines[HOSTS[0]].inspect_container(cb)
-    assert info["HostConfig"]["NetworkMode"] == "none"
+    assert in_a_namespace_of_its_own(dock, info)
     # A's and B's socket directories: each mounts its own, and no other
     mounts = {m["Destination"]: m["Source"] for m in info["Mounts"]}
     assert mounts["/run/hubgrid"] == f"/run/hubgrid/sessions/{b['id']}"
@@ -262,8 +272,7 @@ def test_a_leftover_container_of_the_same_name_does_not_cost_the_new_session_its
     try:
         a, c = start(iso, "alice", "isoleft")
         assert c != left["Id"]
-        info = cl.inspect_container(c)
-        assert info["HostConfig"]["NetworkMode"] == "none"
+        assert in_a_namespace_of_its_own(iso, cl.inspect_container(c))
         assert os.path.exists(f"/run/hubgrid/sessions/{a['id']}/jupyter.sock")
     finally:
         stop_server(hub, "alice", "isoleft")

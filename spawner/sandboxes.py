@@ -1,0 +1,203 @@
+"""A warm pool of network sandboxes per local Docker engine (isolated sessions).
+
+Docker sets up a network sandbox (a network namespace) whenever it starts a
+container with a network of its own, ``none`` included, and that costs a
+start about 0.1 s more than host networking, more when several start at
+once. A container that joins the namespace of a running one
+(``NetworkMode: container:<id>``) starts as fast as a host-networked one.
+So, as Kubernetes' pause containers do, the hub keeps a few idle *holders*
+per (engine, image, network): small containers that only sleep in a
+namespace of their own (``none``, or the admin's checked egress network).
+An isolated session takes one and joins its namespace; each holder serves
+exactly one session and is removed with it, never reused (a namespace a
+session had is never given to another). After a take the pool fills again
+in the background. An empty pool (the first start, a burst, an image the
+holders cannot run) costs nothing: the session gets a namespace of its own
+from Docker, as without a pool.
+
+The holders run the session image being started (it is on that engine for
+sure) with ``sleep infinity`` as entrypoint: no capabilities, no new
+privileges, a read-only root filesystem, 16 MiB and 8 processes at most,
+the sessions' non-root uid. Their labels say whose they are:
+``hubgrid.sandbox`` (the hub: its API URL) and ``hubgrid.sandbox.process``
+(this hub process). The first fill of a pool on an engine removes that
+hub's holders left by an earlier process of it and not joined by any
+container (pool members never taken, holders whose session is gone).
+
+Decisions are pure functions (``holder_config``, ``stale_holders``); the
+``Sandboxes`` registry (``SANDBOXES``, like relay.py's ``RELAYS``) does the
+Docker calls, in threads, on the spawner's clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import docker
+
+log = logging.getLogger("JupyterHub")
+
+#: the labels of a holder: the hub that owns it, and the hub process that made it
+HUB_LABEL = "hubgrid.sandbox"
+PROCESS_LABEL = "hubgrid.sandbox.process"
+#: a holder's limits (it runs one sleep)
+HOLDER_MEMORY = 16 * 2**20
+HOLDER_PIDS = 8
+#: after a failed fill (e.g. the image cannot run ``sleep``), wait this long before trying again
+RETRY_AFTER = 30.0
+
+
+@dataclass(frozen=True)
+class PoolKey:
+    """Holders are interchangeable within one key: same engine, same image,
+    same network mode (``none`` or the egress network's name)."""
+
+    engine: str
+    image: str
+    network: str
+
+
+def holder_config(key: PoolKey, owner: str, process: str, uid: int, gid: int) -> dict:
+    """``create_container`` keyword arguments (less host_config's building)
+    of one holder: ``host_config`` is the HostConfig dict."""
+    return {
+        "image": key.image,
+        "entrypoint": ["sleep"],
+        "command": ["infinity"],
+        "user": f"{uid}:{gid}",
+        "labels": {HUB_LABEL: owner, PROCESS_LABEL: process},
+        "host_config": {
+            "NetworkMode": key.network,
+            "Memory": HOLDER_MEMORY,
+            "MemorySwap": HOLDER_MEMORY,
+            "PidsLimit": HOLDER_PIDS,
+            "Privileged": False,
+            "CapDrop": ["ALL"],
+            "SecurityOpt": ["no-new-privileges"],
+            "ReadonlyRootfs": True,
+            "AutoRemove": False,
+        },
+    }
+
+
+def joined_mode(holder_id: str) -> str:
+    """The NetworkMode of a session in ``holder_id``'s namespace."""
+    return f"container:{holder_id}"
+
+
+def stale_holders(holders: list[dict], containers: list[dict], owner: str,
+                  process: str) -> list[str]:
+    """Ids of the ``holders`` (``docker ps -a`` entries labelled
+    ``hubgrid.sandbox``) to remove: ``owner``'s from another process than
+    ``process`` that no container of ``containers`` (every container of the
+    engine) has joined. Other hubs' holders are theirs to clean."""
+    joined = {(c.get("HostConfig") or {}).get("NetworkMode", "") for c in containers}
+    out = []
+    for h in holders:
+        labels = h.get("Labels") or {}
+        if labels.get(HUB_LABEL) != owner or labels.get(PROCESS_LABEL) == process:
+            continue
+        if joined_mode(h["Id"]) in joined:
+            continue  # a session of the earlier process still runs in it: stop() removes it
+        out.append(h["Id"])
+    return out
+
+
+@dataclass
+class _Pool:
+    idle: list[str] = field(default_factory=list)
+    task: asyncio.Task | None = None
+    failed_at: float = -RETRY_AFTER
+
+
+class Sandboxes:
+    """The hub's pools, by PoolKey (one hub process)."""
+
+    def __init__(self):
+        self.process = uuid.uuid4().hex
+        self._pools: dict[PoolKey, _Pool] = {}
+        self._cleaned: set[str] = set()  # engines whose stale holders went
+
+    def idle(self, key: PoolKey) -> list[str]:
+        pool = self._pools.get(key)
+        return list(pool.idle) if pool else []
+
+    def take(self, key: PoolKey) -> str | None:
+        """An idle holder of ``key`` (now the caller's alone), or None."""
+        pool = self._pools.get(key)
+        return pool.idle.pop(0) if pool and pool.idle else None
+
+    def forget(self, key: PoolKey) -> list[str]:
+        """Drop every idle holder of ``key`` (they failed a session): the ids."""
+        pool = self._pools.get(key)
+        if pool is None:
+            return []
+        gone, pool.idle = pool.idle, []
+        return gone
+
+    def fill(self, key: PoolKey, client: docker.APIClient, size: int, owner: str,
+             uid: int, gid: int) -> asyncio.Task | None:
+        """Start filling ``key``'s pool up to ``size`` in the background
+        (unless it is filling, full, or failed less than RETRY_AFTER ago)."""
+        pool = self._pools.setdefault(key, _Pool())
+        if size <= 0 or (pool.task and not pool.task.done()) or len(pool.idle) >= size \
+                or time.monotonic() - pool.failed_at < RETRY_AFTER:
+            return None
+        pool.task = asyncio.get_running_loop().create_task(
+            self._fill(key, pool, client, size, owner, uid, gid))
+        return pool.task
+
+    async def _fill(self, key, pool, client, size, owner, uid, gid) -> None:
+        try:
+            if key.engine not in self._cleaned:
+                self._cleaned.add(key.engine)
+                await self.clean(client, owner)
+            config = holder_config(key, owner, self.process, uid, gid)
+            while len(pool.idle) < size:
+                pool.idle.append(await self._make(client, config))
+        except Exception as e:  # noqa: BLE001 - a pool that cannot fill is only slower
+            pool.failed_at = time.monotonic()
+            log.warning("network sandboxes of %s on %s: %s (sessions start without)",
+                        key.image, key.engine, getattr(e, "explanation", None) or e)
+
+    async def _make(self, client: docker.APIClient, config: dict) -> str:
+        holder = (await asyncio.to_thread(lambda: client.create_container(**config)))["Id"]
+        try:
+            await asyncio.to_thread(client.start, holder)
+        except BaseException:
+            await self.remove(client, holder)
+            raise
+        return holder
+
+    async def clean(self, client: docker.APIClient, owner: str) -> list[str]:
+        """Remove ``owner``'s stale holders on ``client``'s engine: their ids."""
+        holders = await asyncio.to_thread(client.containers, all=True,
+                                          filters={"label": [HUB_LABEL]})
+        mine = [h for h in holders if (h.get("Labels") or {}).get(HUB_LABEL) == owner]
+        if not mine:
+            return []
+        everything = await asyncio.to_thread(client.containers, all=True)
+        stale = stale_holders(mine, everything, owner, self.process)
+        for holder in stale:
+            await self.remove(client, holder)
+        if stale:
+            log.info("removed %d network sandbox(es) left by an earlier hub", len(stale))
+        return stale
+
+    @staticmethod
+    async def remove(client: docker.APIClient, holder: str) -> None:
+        try:
+            await asyncio.to_thread(client.remove_container, holder, force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as e:
+            if e.status_code != 409:  # 409: already being removed
+                log.warning("could not remove network sandbox %s: %s", holder[:12], e)
+
+
+#: the hub's network sandboxes
+SANDBOXES = Sandboxes()
