@@ -32,6 +32,7 @@ Docker calls, in threads, on the spawner's clients.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import time
 import uuid
@@ -121,6 +122,7 @@ class Sandboxes:
         self.process = uuid.uuid4().hex
         self._pools: dict[PoolKey, _Pool] = {}
         self._cleaned: set[str] = set()  # engines whose stale holders went
+        self._clients: dict[str, docker.APIClient] = {}  # engine -> client (for drain)
 
     def idle(self, key: PoolKey) -> list[str]:
         pool = self._pools.get(key)
@@ -144,6 +146,9 @@ class Sandboxes:
         """Start filling ``key``'s pool up to ``size`` in the background
         (unless it is filling, full, or failed less than RETRY_AFTER ago)."""
         pool = self._pools.setdefault(key, _Pool())
+        if not self._clients and size > 0:
+            atexit.register(self.drain)
+        self._clients.setdefault(key.engine, client)
         if size <= 0 or (pool.task and not pool.task.done()) or len(pool.idle) >= size \
                 or time.monotonic() - pool.failed_at < RETRY_AFTER:
             return None
@@ -163,6 +168,18 @@ class Sandboxes:
             pool.failed_at = time.monotonic()
             log.warning("network sandboxes of %s on %s: %s (sessions start without)",
                         key.image, key.engine, getattr(e, "explanation", None) or e)
+
+    def drain(self) -> None:
+        """Remove every idle holder (blocking): the hub is exiting. Taken
+        holders stay with their sessions; a holder still being made when
+        the hub stops is left to the next fill's clean."""
+        for key, pool in self._pools.items():
+            idle, pool.idle = pool.idle, []
+            for holder in idle:
+                try:
+                    self._clients[key.engine].remove_container(holder, force=True)
+                except Exception:  # noqa: BLE001 - exiting: the next clean takes it
+                    pass
 
     async def _make(self, client: docker.APIClient, config: dict) -> str:
         holder = (await asyncio.to_thread(lambda: client.create_container(**config)))["Id"]

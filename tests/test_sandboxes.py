@@ -189,3 +189,19 @@ def test_a_sessions_holder_is_kept_in_its_state_for_a_hub_that_restarts():
     fresh = HubgridDockerSpawner()
     fresh.load_state({"object_name": "hubgrid-u"})
     assert fresh._sandbox == ""
+
+
+def test_a_hub_that_exits_removes_its_idle_holders(engine):
+    cl, owner = engine
+    key = PoolKey(cl.base_url, IMAGE, "none")
+    s = Sandboxes()
+
+    async def fill():
+        await s.fill(key, cl, 2, owner, 1000, 100)
+    asyncio.run(fill())
+    taken = s.take(key)
+    idle = s.idle(key)
+    assert len(idle) == 1
+    s.drain()  # (registered with atexit at the first fill)
+    left = {c["Id"] for c in cl.containers(all=True, filters={"label": [f"{HUB_LABEL}={owner}"]})}
+    assert left == {taken} and s.idle(key) == []
