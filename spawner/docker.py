@@ -147,15 +147,12 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
     sandbox_pool_size = Integer(
         4,
         help="""Idle network sandboxes kept per local engine and session image
-        for isolated sessions: small containers that only sleep in a network
-        namespace of their own (``none``, or ``egress_network``). A session
-        takes one and joins its namespace, which starts it about as fast as
-        host networking (Docker's set-up of a new namespace is the slower
-        part of a start); each serves one session only and goes with it, and
-        the pool fills again in the background. Costs that many idle
-        containers (16 MiB limit each, a sleeping process) per engine and
-        image. 0: no pool (each session gets its namespace from Docker at
-        start, as when the pool is empty).""",
+        for isolated sessions: containers that only sleep in a namespace of
+        their own (``none``, or ``egress_network``). A session joins one
+        instead of waiting for Docker to set up its namespace; each serves
+        one session and goes with it; the pool fills again in the background
+        when no start is under way. Costs that many idle containers (16 MiB
+        limit each) per engine and image. 0: no pool (docs/sessions.md).""",
     ).tag(config=True)
 
     @validate("sandbox_pool_size")
@@ -303,6 +300,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
                 user=body["User"], host_config=host_config,
             )
         except BaseException:
+            self._count_start(-1)
             await self._drop_sandbox()  # no session container joined it
             raise
 
@@ -349,6 +347,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         if self.sandbox_pool_size <= 0 or self._skip_pool:
             return mode
         key = self._pool_key(mode)
+        self._count_start(+1)
         self._sandbox = SANDBOXES.take(key) or ""
         self._fill_pool(key)
         return joined_mode(self._sandbox) if self._sandbox else mode
@@ -360,6 +359,13 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
             self._fill_pool(PoolKey(self.default_docker_url,
                                     (self.user_options or {}).get("image") or self.image, "none"))
         return super().run_pre_spawn_hook()
+
+    _counted = False
+
+    def _count_start(self, delta: int) -> None:  # for the pool's fill: +1, then -1 once
+        if self._counted != (delta > 0):
+            self._counted = delta > 0
+            SANDBOXES.starting(self.docker_url or self.default_docker_url, delta)
 
     async def _drop_sandbox(self) -> None:
         """The session's container is gone: its holder goes too (never reused)."""
@@ -454,12 +460,15 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
 
     async def start_object(self):
         try:
-            await super().start_object()
-        except docker.errors.APIError as e:
-            if not self._sandbox or self._sandbox not in str(e):
-                raise  # not its holder's fault
-            await self._start_without_sandbox(e)
-        await self._until_answering()
+            try:
+                await super().start_object()
+            except docker.errors.APIError as e:
+                if not self._sandbox or self._sandbox not in str(e):
+                    raise  # not its holder's fault
+                await self._start_without_sandbox(e)
+            await self._until_answering()
+        finally:
+            self._count_start(-1)
 
     async def _until_answering(self):
         """Return once the server answers (ready_poll_interval)."""
@@ -534,6 +543,7 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         try:
             await super().stop(now=now)
         finally:
+            self._count_start(-1)  # a start the hub gave up on
             await self._discard_network()
             await self._drop_sandbox()
 

@@ -11,7 +11,9 @@ namespace of their own (``none``, or the admin's checked egress network).
 An isolated session takes one and joins its namespace; each holder serves
 exactly one session and is removed with it, never reused (a namespace a
 session had is never given to another). After a take the pool fills again
-in the background. An empty pool (the first start, a burst, an image the
+in the background, once no session of the hub is starting on that engine
+(a holder's start costs what a session's does: made during a burst, it
+slows the burst down). An empty pool (the first start, a burst, an image the
 holders cannot run) costs nothing: the session gets a namespace of its own
 from Docker, as without a pool.
 
@@ -50,6 +52,10 @@ HOLDER_MEMORY = 16 * 2**20
 HOLDER_PIDS = 8
 #: after a failed fill (e.g. the image cannot run ``sleep``), wait this long before trying again
 RETRY_AFTER = 30.0
+#: a fill waits until no session of this hub is starting on the engine (a
+#: holder's start costs what a session's start costs: made during a burst it
+#: slows the burst down), but at most this long
+QUIET_WAIT = 120.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,16 @@ class Sandboxes:
         self._pools: dict[PoolKey, _Pool] = {}
         self._cleaned: set[str] = set()  # engines whose stale holders went
         self._clients: dict[str, docker.APIClient] = {}  # engine -> client (for drain)
+        self._starting: dict[str, int] = {}  # engine -> sessions of this hub starting there
+
+    def starting(self, engine: str, delta: int) -> None:
+        """A session begins (+1) or ends (-1) its start on ``engine``."""
+        self._starting[engine] = max(0, self._starting.get(engine, 0) + delta)
+
+    async def _quiet(self, engine: str) -> None:
+        deadline = time.monotonic() + QUIET_WAIT
+        while self._starting.get(engine, 0) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
 
     def idle(self, key: PoolKey) -> list[str]:
         pool = self._pools.get(key)
@@ -163,6 +179,7 @@ class Sandboxes:
                 await self.clean(client, owner)
             config = holder_config(key, owner, self.process, uid, gid)
             while len(pool.idle) < size:
+                await self._quiet(key.engine)
                 pool.idle.append(await self._make(client, config))
         except Exception as e:  # noqa: BLE001 - a pool that cannot fill is only slower
             pool.failed_at = time.monotonic()

@@ -205,3 +205,24 @@ def test_a_hub_that_exits_removes_its_idle_holders(engine):
     s.drain()  # (registered with atexit at the first fill)
     left = {c["Id"] for c in cl.containers(all=True, filters={"label": [f"{HUB_LABEL}={owner}"]})}
     assert left == {taken} and s.idle(key) == []
+
+
+def test_a_fill_waits_until_no_session_is_starting_on_its_engine(engine):
+    cl, owner = engine
+    key = PoolKey(cl.base_url, IMAGE, "none")
+    s = Sandboxes()
+
+    async def go():
+        s.starting(key.engine, +1)
+        s.starting(key.engine, +1)
+        task = s.fill(key, cl, 1, owner, 1000, 100)
+        await asyncio.sleep(1.0)
+        during = s.idle(key)
+        s.starting(key.engine, -1)
+        await asyncio.sleep(0.5)
+        one_left = s.idle(key)
+        s.starting(key.engine, -1)
+        await asyncio.wait_for(task, 60)
+        return during, one_left, s.idle(key)
+    during, one_left, after = asyncio.run(go())
+    assert during == [] and one_left == [] and len(after) == 1
