@@ -126,14 +126,19 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     def now(self) -> dt.datetime:
         return self.service.clock()
 
-    async def db(self, work: Callable[[Session], T], *, ledger: bool = False) -> T:
+    async def db(self, work: Callable[[Session], T], *, ledger: bool | str = False) -> T:
         """``work(session)`` in one transaction (``ledger``: holding the
         ledger lock, ``core.db.ledger_transaction``), in a worker thread.
+        ``ledger="batched"``: in the next batch of the ledger's group commit
+        (``core.groupcommit``: decisions and releases arriving together share
+        one transaction holding the lock, each in its own savepoint).
 
         The transaction has committed when this returns; an exception (a
         refusal included) rolls it back and is raised here. ``work`` must
         not open a transaction of its own (on SQLite it would wait for the
         write lock its own thread holds)."""
+        if ledger == "batched":
+            return await self.service.ledger_batches.run(work)
         begin = ledger_transaction if ledger else transaction
         factory = self.session_factory
 
@@ -276,7 +281,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
                 raise Unauthenticated("malformed keypair header: use 'Keypair ACCESS:SECRET'")
             self._credential = "keypair"
             now = self.now()
-            self.principal = await self.db(
+            # a write (the key's last use): with the others arriving together
+            self.principal = await self.service.write_batches.run(
                 lambda s: accounts.principal_for_keypair(s, *parsed, now))
             return
         if scheme == INTERNAL_SCHEME:
@@ -459,7 +465,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     async def log_access(self, rec: audit.Record) -> None:
         """Write an access-log entry, in a transaction of its own in a worker
         thread; a failure raises."""
-        await off_loop(audit.record, self.session_factory, rec, self.now())
+        now = self.now()
+        await self.service.write_batches.run(lambda s: audit.add(s, rec, now))
 
     def audit_action(self, method: str) -> str:
         return f"{self.resource}.{ {'POST': 'create', 'PUT': 'put', 'PATCH': 'update', 'DELETE': 'delete'}.get(method, 'read')}"

@@ -111,7 +111,7 @@ class InternalAllocationsHandler(APIHandler):
             self.vfolder_hosts
         model = await self.db(lambda s: ledger.submit(
             s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
-            mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger=True)
+            mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger="batched")
         model["queue"] = await queue_place(self, model)
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)
@@ -212,7 +212,7 @@ class InternalAllocationHandler(APIHandler):
         now, base_url = self.now(), self.hub_base_url
         model = await self.db(lambda s: ledger.release_allocation(
             s, ledger.get_allocation(s, allocation_id), now, reason, exit_code, base_url,
-            mount_paths=True), ledger=True)
+            mount_paths=True), ledger="batched")
         self.schedule_soon(model["resource_group"])
         self.finish_json(model)
 

@@ -267,7 +267,7 @@ class AllocationsHandler(SessionAudit, APIHandler):
         now, strategy, base_url = self.now(), self.strategy, self.hub_base_url
         via = self.via()
         model = await self.db(lambda s: ledger.submit(s, self.principal, body, now, strategy,
-                                                      base_url=base_url, via=via), ledger=True)
+                                                      base_url=base_url, via=via), ledger="batched")
         self.audit_target = model["id"]
         status = 201 if model["state"] == "allocated" else 202
         self.set_header("Location", self.api_url("allocations", model["id"]))
@@ -319,7 +319,7 @@ class AllocationHandler(SessionAudit, APIHandler):
         now, via = self.now(), self.via()
         model = await self.db(lambda s: ledger.release(
             s, self.principal, allocation_id, now, f"stopped by {self.principal.name}",
-            via=via), ledger=True)
+            via=via), ledger="batched")
         self.audit_domain = model["domain"]
         self.schedule_soon(model["resource_group"])
         self.no_content()

@@ -63,7 +63,7 @@ class AllocationStopHandler(APIHandler):
         model = await self.db(lambda s: ledger.release(s, self.principal, allocation_id, now,
                                                        f"stopped by {self.principal.name}",
                                                        via=via),
-                              ledger=True)
+                              ledger="batched")
         self._asked = True
         self.schedule_soon(model["resource_group"])
         self.finish_json(model)

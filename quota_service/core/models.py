@@ -215,6 +215,17 @@ class ResourcePolicy(Base):
     max_keeps: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
+class LedgerCounter(Base):
+    """A counter the database itself moves: ``groups`` moves with every change
+    to resource groups, their grants, nodes and devices (triggers of
+    migration 0013), so an in-memory copy of them knows when it is stale."""
+
+    __tablename__ = "ledger_counters"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
 class ResourceGroup(Base):
     __tablename__ = "resource_groups"
 

@@ -18,8 +18,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..core import db
+from ..core.groupcommit import GroupCommit
 from ..core.models import Node
-from ..scheduling import ledger, queue as queueing
+from ..scheduling import batchmemo, ledger, queue as queueing
 from ..scheduling.strategies import StrategyProvider
 from ..scheduling.waiters import Presence, Waiters
 from ..sessions import dockerevents, dockerscan, registry, logs as sessionlogs
@@ -50,6 +51,27 @@ class ServiceRuntime:
         return dt.datetime.now(dt.timezone.utc)
 
     _pass_stats: PassStats | None = None
+    _batches: dict | None = None
+
+    def _group_commit(self, name: str, **kw) -> GroupCommit:
+        """The group commit ``name`` of the service database (made on first use)."""
+        if self._batches is None or self._batches.get("factory") is not self.session_factory:
+            self._batches = {"factory": self.session_factory}
+        if name not in self._batches:
+            self._batches[name] = GroupCommit(self.session_factory, **kw)
+        return self._batches[name]
+
+    @property
+    def ledger_batches(self) -> GroupCommit:
+        """Decisions and releases arriving together, in one transaction
+        holding the ledger lock (``core.groupcommit``, ``scheduling.batchmemo``)."""
+        return self._group_commit("ledger", ledger_lock=True, fresh=batchmemo.install)
+
+    @property
+    def write_batches(self) -> GroupCommit:
+        """Small writes outside the ledger arriving together (access-log
+        entries, a keypair's last use), in one transaction."""
+        return self._group_commit("writes")
 
     @property
     def pass_stats(self) -> PassStats:

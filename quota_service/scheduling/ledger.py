@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
-from . import admission, holdings, inventory, sessionaudit
+from . import admission, batchmemo, groupcache, holdings, inventory, sessionaudit
 from ..core import authz
 from ..core import images
 from ..operations import usage_store
@@ -31,8 +31,8 @@ from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePoli
 from ..core.names import format_amount
 from ..core.orm import aware, iso
 from ..operations.reclaim import rules as reclaim_rules
+from .groupview import cluster_state, group_view, node_capacity  # noqa: F401 (ledger's API)
 from .placement import GPU_MILLI, ClusterState
-from .placement import Node as PNode
 from .placement import Request as PRequest
 from .placement.placement import Decision as Placement
 
@@ -76,72 +76,6 @@ def may_use_group(user: User, project: Project, rg: ResourceGroup,
                 or g.user_id == user.id):
             return True
     return False
-
-
-def node_capacity(n: Node) -> dict[str, Decimal]:
-    cap = slotlib.from_text(n.capacity)
-    if n.devices:
-        cap["gpu"] = Decimal(len(n.devices))
-    return cap
-
-
-def group_view(rg: ResourceGroup, accessible: bool, running: list[Allocation]) -> admission.Group:
-    largest: dict[str, Decimal] = {}
-    capacity: dict[str, Decimal] = {}
-    nodes, models = [], []
-    for n in rg.nodes:
-        cap = node_capacity(n)
-        # a drained node still counts for "could this ever fit": it comes back
-        nodes.append(cap)
-        models.append(frozenset(d.model for d in n.devices))
-        for k, v in cap.items():
-            largest[k] = max(largest.get(k, ZERO), v)
-        if n.schedulable:
-            capacity = slotlib.add(capacity, cap)
-    used: dict[str, Decimal] = {}
-    for a in running:
-        used = slotlib.add(used, slotlib.from_text(a.slots))
-    return admission.Group(
-        name=rg.name,
-        accessible=accessible,
-        session_types=frozenset(rg.session_types),
-        largest_node=largest,
-        capacity=capacity,
-        used=used,
-        nodes=tuple(nodes),
-        node_models=tuple(models),
-    )
-
-
-def cluster_state(rg: ResourceGroup, running: list[Allocation]) -> ClusterState:
-    """The group's nodes with what the allocated sessions hold subtracted."""
-    by_node: dict[int, list[Allocation]] = {}
-    for a in running:
-        if a.node_id is not None:
-            by_node.setdefault(a.node_id, []).append(a)
-    nodes = []
-    for rank, n in enumerate(sorted(rg.nodes, key=lambda n: n.name)):
-        cap = slotlib.from_text(n.capacity)
-        cpu = int(cap.get("cpu", ZERO) * THOUSAND)
-        mem = int(cap.get("mem", ZERO))
-        gpu_free = [GPU_MILLI] * len(n.devices)
-        position = {d.index: i for i, d in enumerate(n.devices)}
-        cpu_free, mem_free = cpu, mem
-        for a in by_node.get(n.id, []):
-            amounts = slotlib.from_text(a.slots)
-            cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
-            mem_free -= int(amounts.get("mem", ZERO))
-            for g in a.gpus:
-                gpu_free[position[g["index"]]] -= int(Decimal(g["share"]) * THOUSAND)
-        models = {d.model for d in n.devices}
-        nodes.append(PNode(
-            # a node shrunk below what runs on it has nothing free (not less)
-            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=max(cpu_free, 0),
-            mem_free=max(mem_free, 0), gpu_model=min(models) if models else "",
-            gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
-            takes_shares=not n.share_check or n.shares_unenforced,
-        ))
-    return ClusterState(nodes)
 
 
 def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PRequest:
@@ -193,8 +127,13 @@ class Context:
         self.policy_name = policy_name
         self.credential = credential
         self.s = s
-        self.held = holdings.domain_usage(s, self.domain.id)
-        self.rg_running = running_in(s, rg)
+        memo = batchmemo.of(s)  # in a batch: read once, kept current by its writes
+        if memo is not None:
+            self.held = memo.held(s, self.domain.id)
+            self.rg_running = memo.running(s, rg, running_in)
+        else:
+            self.held = holdings.domain_usage(s, self.domain.id)
+            self.rg_running = running_in(s, rg)
         self._group: admission.Group | None = None
 
     def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
@@ -211,16 +150,15 @@ def running_in(s: Session, rg: ResourceGroup) -> list:
     """What the group's allocated sessions hold, as rows of the columns
     ``group_view`` and ``cluster_state`` read (``node_id``, ``slots``,
     ``gpus``): no ORM objects, which cost more to build than the decision."""
-    return s.execute(select(Allocation.node_id, Allocation.slots, Allocation.gpus).where(
+    return s.execute(select(Allocation.id, Allocation.node_id, Allocation.slots,
+                            Allocation.gpus).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "allocated")).all()
 
 
-def group_for_decision(s: Session, name: str) -> ResourceGroup | None:
-    """The resource group ``name`` with its grants, nodes and their devices
-    loaded in three queries (not one per node)."""
-    return s.scalar(select(ResourceGroup).where(ResourceGroup.name == name).options(
-        selectinload(ResourceGroup.grants),
-        selectinload(ResourceGroup.nodes).selectinload(Node.devices)))
+def group_for_decision(s: Session, name: str) -> groupcache.GroupRow | None:
+    """The resource group ``name`` with its grants, nodes and their devices,
+    from memory unless they changed (``groupcache``)."""
+    return groupcache.group(s, name)
 
 
 #: the slots the spawn form offers and shows the remaining quota of
@@ -404,7 +342,9 @@ def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
             for i, m in placement.gpus]
 
 
-def _node(rg: ResourceGroup, name: str) -> Node:
+def _node(rg, name: str):
+    if isinstance(rg, groupcache.GroupRow):
+        return rg.node(name)
     return next(n for n in rg.nodes if n.name == name)
 
 
@@ -437,7 +377,8 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
     ctx = Context(s, user, project, rg, p.policy or user.resource_policy, p.credential,
                   body.image)
     decision, placement = evaluate(ctx, amounts, body.gpu_models, body.session_type, now, strategy)
-    ahead = blocking_queue(s, rg)
+    memo = batchmemo.of(s)
+    ahead = memo.blocking(s, rg, blocking_queue) if memo is not None else blocking_queue(s, rg)
     if placement is not None and ahead:
         # earlier requests wait for capacity: do not overtake them
         placement = None
@@ -471,6 +412,8 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         a.reasons = []
     s.add(a)
     s.flush()
+    if memo is not None:
+        memo.added(a, rg.hol_passes)
     sessionaudit.started(s, a, now, via)
     return allocation_model(s, a, base_url, mount_paths)
 
@@ -480,8 +423,7 @@ def blocking_queue(s: Session, rg: ResourceGroup) -> int:
     pending = s.execute(select(Allocation.reasons).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "pending",
         Allocation.passes < rg.hol_passes))
-    return sum(1 for (reasons,) in pending
-               if reasons and all(r["level"] == "resource-group" for r in reasons))
+    return sum(1 for (reasons,) in pending if batchmemo.blocks(reasons, 0, 1))
 
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
@@ -530,6 +472,9 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
         a.released_at = now
         a.release_reason = ((a.reclaim_notice or {}).get("reclaim_reason") or reason)[:255]
         s.flush()
+        memo = batchmemo.of(s)
+        if memo is not None:
+            memo.removed(a, was)
         sessionaudit.ended(s, a, was, reason, now, via)
     return allocation_model(s, a, base_url, mount_paths)
 

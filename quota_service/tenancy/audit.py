@@ -69,21 +69,26 @@ def _cut(text: str | None, n: int) -> str | None:
 def record(factory: sessionmaker[Session], rec: Record, now: dt.datetime) -> None:
     # ``db.transaction``: on SQLite it queues with the process's other writers
     with db.transaction(factory) as s:
-        s.add(
-            AuditEntry(
-                timestamp=now,
-                actor=_cut(visible(rec.actor), 255),
-                actor_domain=rec.actor_domain,
-                domain=rec.domain,
-                credential=rec.credential,
-                source=_cut(visible(rec.source), 64),
-                action=rec.action,
-                target=visible(rec.target)[:512],
-                outcome=rec.outcome,
-                status=rec.status,
-                detail=visible(rec.detail)[:4000],
-            )
+        add(s, rec, now)
+
+
+def add(s: Session, rec: Record, now: dt.datetime) -> None:
+    """Add the entry ``rec`` to ``s``'s transaction."""
+    s.add(
+        AuditEntry(
+            timestamp=now,
+            actor=_cut(visible(rec.actor), 255),
+            actor_domain=rec.actor_domain,
+            domain=rec.domain,
+            credential=rec.credential,
+            source=_cut(visible(rec.source), 64),
+            action=rec.action,
+            target=visible(rec.target)[:512],
+            outcome=rec.outcome,
+            status=rec.status,
+            detail=visible(rec.detail)[:4000],
         )
+    )
 
 
 def _entry_model(e: AuditEntry) -> dict:

@@ -1,0 +1,89 @@
+"""Group commit: writes that arrive together share one transaction.
+
+Each write (``work(session)``) still runs alone and in arrival order, in a
+savepoint of its own: one that raises is rolled back to its savepoint and
+raises to its caller, and the others go on. Whatever queued while a batch
+ran is the next batch, so a lone write waits for nobody and a crowd pays
+for one BEGIN, one lock and one COMMIT per batch instead of one per write
+(on SQLite, where writers take turns, that is most of a write's cost). A
+caller's answer comes after its batch committed, exactly as with its own
+transaction; a failed COMMIT fails every write of the batch.
+
+``fresh(session)`` is called when a batch begins and after a write failed:
+what it keeps for the batch in ``session.info`` (``batchmemo``) may then be
+stale and is made anew.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import db
+
+T = TypeVar("T")
+
+
+class GroupCommit:
+    """A queue of writes to one database, committed in batches."""
+
+    def __init__(self, factory: sessionmaker[Session], *, ledger_lock: bool = False,
+                 max_batch: int = 200, fresh: Callable[[Session], None] | None = None):
+        self.factory, self.ledger_lock, self.max_batch = factory, ledger_lock, max_batch
+        self.fresh = fresh
+        self._queue: list[tuple[Callable[[Session], Any], asyncio.Future]] = []
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: how many batches ran and how many writes they held (the metrics)
+        self.batches = self.writes = 0
+
+    async def run(self, work: Callable[[Session], T]) -> T:
+        """``work(session)`` in the next batch; its value once that committed."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new loop (tests run many): what queued on the old one is gone
+            self._loop, self._queue, self._task = loop, [], None
+        future = loop.create_future()
+        self._queue.append((work, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            batch = self._queue[: self.max_batch]
+            del self._queue[: len(batch)]
+            try:
+                outcomes = await asyncio.to_thread(self._commit, [work for work, _ in batch])
+            except BaseException as exc:  # the COMMIT (or BEGIN) failed: every write did
+                outcomes = [(False, exc)] * len(batch)
+            for (_, future), (ok, value) in zip(batch, outcomes):
+                if future.done():  # its caller went away
+                    continue
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+
+    def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
+        outcomes: list[tuple[bool, Any]] = []
+        with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
+            if self.fresh is not None:
+                self.fresh(s)
+            for work in works:
+                savepoint = s.begin_nested()
+                try:
+                    value = work(s)
+                    savepoint.commit()
+                except Exception as exc:
+                    savepoint.rollback()
+                    if self.fresh is not None:
+                        self.fresh(s)
+                    outcomes.append((False, exc))
+                else:
+                    outcomes.append((True, value))
+        self.batches += 1
+        self.writes += len(works)
+        return outcomes

@@ -1,0 +1,174 @@
+"""The resource groups as decisions read them, kept in memory between decisions.
+
+Loading a group with its grants, nodes and devices as ORM objects cost more
+than judging the request (a fifth of the service's CPU in the storm of issue
+22, more on a large cluster). This keeps each group as frozen rows, tagged
+with the database's generation of the groups (``ledger_counters``, row
+``groups``: triggers of the database move it with every change to groups,
+grants, nodes and devices, whoever writes them), and reads a group again
+only when the generation moved. Asking for the generation is one row by its
+key, in the caller's transaction: a decision holding the ledger lock sees
+exactly the groups that committed before it.
+
+One copy per engine (a test process serves many databases); the generation
+starts at a random value (migration 0013), so a database made again from
+nothing never matches a copy of the old one. A transaction that has written
+anything reads its groups from the database but never keeps them (it may
+roll back its own change, and the generation with it).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session, selectinload
+
+from ..core.models import LedgerCounter, Node, ResourceGroup
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceRow:
+    index: int
+    model: str
+    memory: int
+    uuid: str
+
+
+@dataclass(frozen=True, eq=False)
+class NodeRow:
+    id: int
+    name: str
+    capacity: dict
+    schedulable: bool
+    backend_url: str
+    share_check: str
+    shares_unenforced: bool
+    sharing_mode: str
+    devices: tuple[DeviceRow, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class GrantRow:
+    domain_id: int | None
+    project_id: int | None
+    user_id: int | None
+
+
+@dataclass(frozen=True, eq=False)
+class GroupRow:
+    """A resource group with its nodes (their devices) and grants, read-only:
+    the attributes ``ledger`` and the queue pass read of the ORM objects."""
+
+    id: int
+    name: str
+    active: bool
+    session_types: tuple[str, ...]
+    queue_order: str
+    hol_passes: int
+    pending_timeout: int | None
+    nodes: tuple[NodeRow, ...]
+    grants: tuple[GrantRow, ...]
+    #: what is derived from the rows once (``ledger``'s static views), by name
+    memo: dict = field(default_factory=dict, repr=False)
+
+    def node(self, name: str) -> NodeRow:
+        by_name = self.memo.get("by_name")
+        if by_name is None:
+            by_name = self.memo["by_name"] = {n.name: n for n in self.nodes}
+        return by_name[name]
+
+
+def row_of(rg: ResourceGroup) -> GroupRow:
+    return GroupRow(
+        id=rg.id, name=rg.name, active=rg.active, session_types=tuple(rg.session_types),
+        queue_order=rg.queue_order, hol_passes=rg.hol_passes, pending_timeout=rg.pending_timeout,
+        nodes=tuple(NodeRow(
+            id=n.id, name=n.name, capacity=dict(n.capacity or {}), schedulable=n.schedulable,
+            backend_url=n.backend_url, share_check=n.share_check,
+            shares_unenforced=n.shares_unenforced, sharing_mode=n.sharing_mode,
+            devices=tuple(DeviceRow(d.index, d.model, d.memory, d.uuid) for d in n.devices))
+            for n in rg.nodes),
+        grants=tuple(GrantRow(g.domain_id, g.project_id, g.user_id) for g in rg.grants))
+
+
+def load(s: Session, name: str) -> GroupRow | None:
+    """The group ``name`` from the database (three queries), or None."""
+    rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == name).options(
+        selectinload(ResourceGroup.grants),
+        selectinload(ResourceGroup.nodes).selectinload(Node.devices)))
+    return None if rg is None else row_of(rg)
+
+
+def generation(s: Session) -> int | None:
+    """The groups' generation as ``s``'s transaction sees it (None: a
+    database without the counter, which is never cached)."""
+    return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == "groups"))
+
+
+class GroupCache:
+    """The groups of one database, each with the generation it was read at."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: dict[str, tuple[int, GroupRow | None]] = {}
+
+    def get(self, s: Session, name: str) -> GroupRow | None:
+        gen = generation(s)  # before the read: a change committed meanwhile moves it
+        if gen is not None:
+            hit = self._groups.get(name)
+            if hit is not None and hit[0] == gen:
+                return hit[1]
+        row = load(s, name)
+        if gen is not None and not s.info.get(_WROTE):
+            with self._lock:
+                if any(g != gen for g, _ in self._groups.values()):
+                    self._groups = {k: v for k, v in self._groups.items() if v[0] == gen}
+                self._groups[name] = (gen, row)
+        return row
+
+
+#: ``Session.info`` key: this transaction wrote something. What it reads may
+#: be its own change, which a rollback would take back (and the generation
+#: with it): it is never kept
+_WROTE = "hubgrid_wrote"
+
+
+@event.listens_for(Session, "after_flush")
+def _flushed(session, _context) -> None:
+    session.info[_WROTE] = True
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _statement(state) -> None:
+    if state.is_insert or state.is_update or state.is_delete:
+        state.session.info[_WROTE] = True
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _ended(session, transaction) -> None:
+    if transaction.parent is None:
+        session.info.pop(_WROTE, None)
+
+
+_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_caches_guard = threading.Lock()
+
+
+def cache_of(s: Session) -> GroupCache:
+    """The cache of ``s``'s database (one per engine)."""
+    bind = s.get_bind()
+    engine = getattr(bind, "engine", bind)
+    with _caches_guard:
+        cache = _caches.get(engine)
+        if cache is None:
+            cache = _caches[engine] = GroupCache()
+    return cache
+
+
+def group(s: Session, name: str) -> GroupRow | None:
+    """The resource group ``name`` as it is in ``s``'s transaction, from
+    memory unless it changed."""
+    return cache_of(s).get(s, name)
