@@ -60,7 +60,7 @@ async def test_the_queue_waits_for_the_reconciliation_then_passes_in_a_worker_th
         return Presence(uptime=0.0, quiet={})
 
     loop_task = asyncio.ensure_future(passes.queue_loop(
-        ready, presence, lambda p: reports("pass"), wake, lambda: NEVER, LOG))
+        ready, presence, lambda p, groups: reports("pass"), wake, lambda: NEVER, LOG))
     for _ in range(5):
         await asyncio.sleep(0)
     assert asked_when_ready == []
@@ -74,12 +74,35 @@ async def test_the_queue_waits_for_the_reconciliation_then_passes_in_a_worker_th
     await stop(loop_task)
 
 
+async def test_a_wake_for_a_group_passes_over_that_group_and_the_interval_over_all():
+    reports, ready, wake = Reports(), asyncio.Event(), passes.Wake()
+    ready.set()
+    interval = [NEVER]
+    loop_task = asyncio.ensure_future(passes.queue_loop(
+        ready, lambda: Presence(0.0, {}), lambda p, groups: reports(groups), wake,
+        lambda: interval[0], LOG))
+    assert (await reports.next())[0] is None  # the first pass: every group
+    await asyncio.to_thread(wake.set, "gpu")  # releases in two groups, from worker threads
+    await asyncio.to_thread(wake.set, "cpu")
+    groups = (await reports.next())[0]
+    while groups != {"gpu", "cpu"}:  # the second wake may come after the first pass
+        assert groups <= {"gpu", "cpu"}
+        groups = groups | (await reports.next())[0]
+    wake.set("gpu")
+    wake.set()  # a change that touches every queue
+    while (await reports.next())[0] is not None:
+        pass
+    interval[0] = 0.01  # the periodic pass: every group
+    assert (await reports.next())[0] is None
+    await stop(loop_task)
+
+
 async def test_a_failing_queue_pass_is_logged_and_the_loop_goes_on(caplog):
     reports, ready, wake = Reports(), asyncio.Event(), passes.Wake()
     ready.set()
     calls = []
 
-    def run_pass(presence):
+    def run_pass(presence, groups):
         calls.append(presence)
         reports("pass")
         if len(calls) == 1:

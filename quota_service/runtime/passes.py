@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 
@@ -32,42 +33,61 @@ Clock = Callable[[], dt.datetime]
 
 
 class Wake:
-    """Wakes the queue loop before its interval is over, from any thread."""
+    """Wakes the queue loop before its interval is over, from any thread,
+    saying which resource groups changed (a release frees capacity in its
+    group only: the pass it wakes goes over that group's queue alone)."""
 
     def __init__(self) -> None:
         self.event = asyncio.Event()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        #: the groups named since the last wait; None: every group
+        self._groups: set[str] | None = set()
 
-    def set(self) -> None:
+    def set(self, group: str | None = None) -> None:
+        """Wake the loop for ``group``'s queue (None: every queue)."""
+        with self._lock:
+            if group is None:
+                self._groups = None
+            elif self._groups is not None:
+                self._groups.add(group)
         loop = self.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.event.set)
         else:
             self.event.set()
 
-    async def wait(self, timeout: float) -> None:
-        """Until woken or ``timeout`` seconds passed; then ready for the next wake."""
+    async def wait(self, timeout: float) -> frozenset[str] | None:
+        """Until woken or ``timeout`` seconds passed; then ready for the next
+        wake. The groups the wakes named; None when the interval ran out or
+        a wake named none (a pass over every group is due)."""
+        woken = True
         try:
             await asyncio.wait_for(self.event.wait(), timeout=timeout)
         except asyncio.TimeoutError:
-            pass
+            woken = False
         self.event.clear()
+        with self._lock:
+            groups, self._groups = self._groups, set()
+        return frozenset(groups) if woken and groups is not None else None
 
 
 async def queue_loop(ready: asyncio.Event, presence: Callable[[], Presence],
-                     run_pass: Callable[[Presence], object], wake: Wake,
+                     run_pass: Callable[[Presence, frozenset[str] | None], object], wake: Wake,
                      interval: Callable[[], float], log: logging.Logger) -> None:
-    """Pass over the pending queues (``run_pass`` in a worker thread) every
-    ``interval()`` seconds or when woken; after a (re)start, nothing is
-    admitted from the queue before ``ready`` (the ledger was reconciled with
-    the hub's servers)."""
+    """Pass over the pending queues (``run_pass(presence, groups)`` in a
+    worker thread; ``groups`` None: every group) every ``interval()`` seconds
+    or when woken (over the groups the wake named); after a (re)start,
+    nothing is admitted from the queue before ``ready`` (the ledger was
+    reconciled with the hub's servers)."""
     await ready.wait()
+    groups: frozenset[str] | None = None
     while True:
         try:
-            await asyncio.to_thread(run_pass, presence())
+            await asyncio.to_thread(run_pass, presence(), groups)
         except Exception:
             log.exception("scheduling pass failed; will retry")
-        await wake.wait(interval())
+        groups = await wake.wait(interval())
 
 
 async def repeat(what: str, run: Callable[[], object], interval: Callable[[], float],

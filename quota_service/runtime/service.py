@@ -88,15 +88,19 @@ class ServiceRuntime:
         return self.strategies.get()
 
     def schedule_soon(self, resource_group: str | None = None) -> None:
-        """Run a queue pass now (from any thread)."""
-        self.wake.set()
+        """Run a queue pass now (from any thread) over ``resource_group``'s
+        queue (None: every group's)."""
+        self.wake.set(resource_group)
 
-    def schedule_now(self, presence: Presence | None = None) -> list[str]:
-        """One pass over every resource group's pending queue (blocking);
-        ``presence``: who waited for what, to cancel abandoned requests."""
+    def schedule_now(self, presence: Presence | None = None,
+                     groups: frozenset[str] | None = None) -> list[str]:
+        """One pass over the pending queues of ``groups`` (None: every
+        resource group; blocking); ``presence``: who waited for what, to
+        cancel abandoned requests."""
         results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
                                         presence, self.pending_abandon_after, self.log,
-                                        self.queue_memos, lambda: self.waiters.generation)
+                                        self.queue_memos, lambda: self.waiters.generation,
+                                        groups)
         return [i for r in results for i in r.admitted]
 
     def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,

@@ -45,15 +45,18 @@ MEMO_MAX_AGE = 60.0
 
 def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence | None,
                  abandon_after: float, log, memos: dict[str, Memo] | None = None,
-                 generation: Callable[[], int] | None = None) -> list[PassResult]:
-    """One pass over every resource group's queue, each in its own ledger
+                 generation: Callable[[], int] | None = None,
+                 only: frozenset[str] | None = None) -> list[PassResult]:
+    """One pass over every resource group's queue (``only``: over these
+    groups' queues; None: every group), each in its own ledger
     transaction (blocking: run it in a worker thread). ``presence``: who
     waited for what lately (None: judge nobody abandoned). ``memos`` (kept
     by the caller between passes) and ``generation`` (``Waiters.generation``)
     spare judging again what cannot have changed. Admissions and cancellations
     are in the access log (``sessionaudit``, in the pass's transaction) and logged."""
     with db.transaction(factory) as s:
-        groups = list(s.scalars(select(ResourceGroup.name)))
+        groups = [g for g in s.scalars(select(ResourceGroup.name))
+                  if only is None or g in only]
         gone: dict[str, str] = {}
         if presence is not None:
             pending = s.execute(select(Allocation.id, Allocation.created_at).where(
