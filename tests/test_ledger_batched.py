@@ -209,3 +209,12 @@ def test_a_request_waiting_for_capacity_in_a_batch_holds_the_line_for_the_next(p
     out = batched(prop, works(prop, ask, []), 10)
     assert [o[1]["state"] for o in out] == ["allocated", "pending", "pending"]
     assert "queued behind 1 earlier request" in out[2][1]["reasons"][0]["text"]
+
+
+def test_a_batch_never_places_two_sessions_on_one_gpu(prop):
+    prop.set_policy("default", total_resource_slots={}, max_concurrent_sessions=None,
+                    max_pending_sessions=None)
+    ask = [("submit", "alice", {"cpu": "1", "gpu": "2"}, ["A100"]),  # both of a100-1's GPUs
+           ("submit", "bob", {"cpu": "1", "gpu": "1"}, ["A100"])]    # none left: waits
+    out = batched(prop, works(prop, ask, []), 10)
+    assert [o[1]["state"] for o in out] == ["allocated", "pending"]

@@ -3,11 +3,12 @@ current as they write.
 
 A decision reads what its domain's users, projects and the domain hold
 (``holdings.domain_usage``), what runs in its resource group
-(``ledger.running_in``) and how many requests hold the head of the group's
+(``ledger.running_in``), its nodes with what runs subtracted
+(``ledger.cluster_state``) and how many requests hold the head of the group's
 line (``ledger.blocking_queue``). In a batch, each is read from the
 database by the first decision that needs it and then moved by every
 admission, queued request, release and cancellation of the batch itself
-(``added``, ``removed``), so the next decision of the batch judges exactly
+(``added``, ``placed``, ``removed``), so the next decision of the batch judges exactly
 what it would have read from the database, without reading it. The batch
 holds the ledger lock throughout: nobody else changes any of it meanwhile.
 A write that failed (rolled back to its savepoint) leaves the memo made anew.
@@ -52,6 +53,7 @@ class Memo:
         self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
         self._running: dict[int, list] = {}
         self._blocking: dict[int, int] = {}
+        self._clusters: dict[int, object] = {}
 
     # -- reading, once per batch -------------------------------------------------
 
@@ -72,6 +74,13 @@ class Memo:
             self._blocking[rg.id] = read(s, rg)
         return self._blocking[rg.id]
 
+    def cluster(self, rg, running: list, build):
+        """``build(rg, running)`` (``ledger.cluster_state``) once per group
+        while only admissions change it (``placed``)."""
+        if rg.id not in self._clusters:
+            self._clusters[rg.id] = build(rg, running)
+        return self._clusters[rg.id]
+
     # -- what the batch wrote ------------------------------------------------------
 
     def added(self, a: Allocation, hol_passes: int) -> None:
@@ -85,12 +94,23 @@ class Memo:
                 and blocks(a.reasons, a.passes or 0, hol_passes)):
             self._blocking[a.resource_group_id] += 1
 
+    def placed(self, rg_id: int, request, decision) -> None:
+        """An admission took ``decision`` (a placement) for ``request``: the
+        group's nodes give it exactly what a new reading would subtract."""
+        cluster = self._clusters.get(rg_id)
+        if cluster is not None:
+            cluster.apply(request, decision)
+
     def removed(self, a: Allocation, was: str) -> None:
         """``a`` (``was`` allocated or pending) just ended."""
         self._count(a, was, slotlib.from_text(a.slots), -1)
         if was == "allocated" and a.resource_group_id in self._running:
             rows = self._running[a.resource_group_id]
             self._running[a.resource_group_id] = [r for r in rows if r.id != a.id]
+        if was == "allocated":
+            # read again when asked: a node shrunk under its sessions counts nothing
+            # free, which taking back what one session held would not say
+            self._clusters.pop(a.resource_group_id, None)
         if was == "pending":
             self._blocking.pop(a.resource_group_id, None)  # read again when asked
 

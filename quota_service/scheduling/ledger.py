@@ -135,6 +135,14 @@ class Context:
             self.held = holdings.domain_usage(s, self.domain.id)
             self.rg_running = running_in(s, rg)
         self._group: admission.Group | None = None
+        self._memo = memo
+
+    def cluster(self):
+        """The group's nodes with what runs subtracted (in a batch: its
+        memo's, kept current by the batch's admissions)."""
+        if self._memo is not None:
+            return self._memo.cluster(self.rg, self.rg_running, cluster_state)
+        return cluster_state(self.rg, self.rg_running)
 
     def snapshot(self, now: dt.datetime, exclude: str | None = None) -> admission.Snapshot:
         held = self.held if exclude is None else holdings.domain_usage(self.s, self.domain.id,
@@ -232,7 +240,7 @@ def evaluate(ctx: Context, amounts, models, session_type, now, strategy,
     """(decision, placement or None) for one request, with no writes."""
     req = admission_request(ctx, amounts, session_type, queued, models)
     return judge(req, ctx.snapshot(now, exclude),
-                 lambda: cluster_state(ctx.rg, ctx.rg_running), strategy, ctx.rg)
+                 ctx.cluster, strategy, ctx.rg)
 
 
 def judge(req: admission.Request, snap: admission.Snapshot, state, strategy,
@@ -414,6 +422,8 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
     s.flush()
     if memo is not None:
         memo.added(a, rg.hol_passes)
+        if placement is not None:
+            memo.placed(rg.id, placement_request(amounts, body.gpu_models), placement)
     sessionaudit.started(s, a, now, via)
     return allocation_model(s, a, base_url, mount_paths)
 
