@@ -24,3 +24,17 @@ def test_a_pass_over_some_groups_admits_in_those_alone(cluster):
     queueing.schedule_all(cluster.world.session_factory, cluster.now, cluster.strategy,
                           None, 60, logging.getLogger("t"))
     assert cluster.states(waiting["right"]["id"]) == ["allocated"]
+
+
+def test_a_pass_moves_its_view_of_the_nodes_by_each_admission(cluster):
+    """One GPU comes free and two requests wait for it: the pass admits the
+    first and keeps the second waiting (its nodes, moved by the first
+    admission, have nothing left)."""
+    cluster.set_policy("default", max_concurrent_sessions=None)
+    cluster.add_group("one", {"one-n": ("A100",)})
+    held = cluster.submit("alice", "ml", "one", slots={"gpu": "1"})
+    first = cluster.submit("alice", "ml", "one", slots={"gpu": "1"})
+    second = cluster.submit("alice", "ml", "one", slots={"gpu": "1"})
+    cluster.release("alice", held["id"])
+    assert cluster.schedule("one") == [first["id"]]
+    assert cluster.states(first["id"], second["id"]) == ["allocated", "pending"]

@@ -88,10 +88,16 @@ class PassView:
 
     # -- what the pass changed ---------------------------------------------------------
 
-    def admitting(self, a: Allocation, amounts) -> None:
-        """Call before ``a`` turns from pending to allocated."""
+    def admitting(self, a: Allocation, amounts, placement=None) -> None:
+        """Call before ``a`` turns from pending to allocated on ``placement``
+        (the nodes then give it exactly what a new reading would subtract;
+        None: read them again)."""
         self._count(a, amounts, -1)
-        self._group = self._cluster = None
+        self._group = None
+        if placement is not None and self._cluster is not None:
+            self._cluster.apply(ledger.placement_request(amounts, a.gpu_models), placement)
+        else:
+            self._cluster = None
 
     def admitted(self, a: Allocation, amounts) -> None:
         """Call after ``a`` was admitted (its state is "allocated")."""

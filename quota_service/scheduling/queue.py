@@ -177,7 +177,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             decision, placement = judge(s, view, rg, a, now, strategy)
             if placement is not None:
                 amounts = slotlib.from_text(a.slots)
-                view.admitting(a, amounts)
+                view.admitting(a, amounts, placement)
                 a.waited_for = a.reasons or None  # its history says what it waited for
                 a.state, a.admitted_at, a.reasons = "allocated", now, []
                 a.node_id = ledger._node_id(rg, placement.node)
