@@ -38,7 +38,7 @@ from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal,
                         relay_routes)
 from .mixin import HubgridSpawnerMixin
 from .relay import RELAYS
-from .sandboxes import SANDBOXES, PoolKey, joined_mode
+from .sandboxes import SANDBOXES, PoolKey, joined_mode, loop_running
 
 
 def session_host(docker_url: str) -> str:
@@ -352,13 +352,13 @@ class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
         self._fill_pool(key)
         return joined_mode(self._sandbox) if self._sandbox else mode
 
-    def run_pre_spawn_hook(self):
-        # a hub's first start: the default engine's pool of the default
-        # network begins to fill while the session is admitted
-        if self.isolated and self.sandbox_pool_size > 0 and not self.egress_network:
-            self._fill_pool(PoolKey(self.default_docker_url,
-                                    (self.user_options or {}).get("image") or self.image, "none"))
-        return super().run_pre_spawn_hook()
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # the hub makes a user's spawner at login: the pool of the default
+        # engine, image and network begins to fill before the first start
+        if self.isolated and self.sandbox_pool_size > 0 and not self.egress_network \
+                and self.hub is not None and loop_running():
+            self._fill_pool(PoolKey(self.default_docker_url, self.image, "none"))
 
     _counted = False
 

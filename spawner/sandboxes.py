@@ -91,6 +91,14 @@ def holder_config(key: PoolKey, owner: str, process: str, uid: int, gid: int) ->
     }
 
 
+def loop_running() -> bool:
+    """Whether an asyncio loop runs here (a fill can be started)."""
+    try:
+        return asyncio.get_running_loop() is not None
+    except RuntimeError:
+        return False
+
+
 def joined_mode(holder_id: str) -> str:
     """The NetworkMode of a session in ``holder_id``'s namespace."""
     return f"container:{holder_id}"

@@ -74,8 +74,10 @@ def test_an_empty_pool_gives_the_session_its_own_namespace_and_a_later_one_a_hol
         key = sp._pool_key("none")
         SANDBOXES.forget(key)  # (another test's hub process is not this one)
         first = sp._take_sandbox("none"), sp._sandbox
+        sp._count_start(-1)  # (its start ends: start_object's part; the fill waited for it)
         await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
         second = sp._take_sandbox("none"), sp._sandbox
+        sp._count_start(-1)
         await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
         return first, second, SANDBOXES.forget(key)
     (mode1, holder1), (mode2, holder2), idle = asyncio.run(go())
@@ -226,3 +228,28 @@ def test_a_fill_waits_until_no_session_is_starting_on_its_engine(engine):
         return during, one_left, s.idle(key)
     during, one_left, after = asyncio.run(go())
     assert during == [] and one_left == [] and len(after) == 1
+
+
+def test_a_users_spawner_made_at_login_starts_filling_the_default_pool():
+    from jupyterhub.objects import Hub
+    url = HOSTS[0] if HOSTS else "unix:///var/run/docker.sock"
+    cl = require_image(url)
+    key = PoolKey(url, IMAGE, "none")
+
+    async def go():
+        SANDBOXES.forget(key)
+        for off in ({"sandbox_pool_size": 0}, {"isolated": False},
+                    {"egress_network": "somewhere"}):  # (checked at a start only)
+            HubgridDockerSpawner(hub=Hub(), default_docker_url=url, sandbox_pool_size=1,
+                                 **off) if "sandbox_pool_size" not in off else \
+                HubgridDockerSpawner(hub=Hub(), default_docker_url=url, **off)
+            assert asyncio.all_tasks() == {asyncio.current_task()}, off
+        HubgridDockerSpawner(hub=Hub(), default_docker_url=url, sandbox_pool_size=1)
+        await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
+        return SANDBOXES.forget(key)
+    idle = asyncio.run(go())
+    try:
+        assert len(idle) == 1 and cl.inspect_container(idle[0])["State"]["Running"]
+    finally:
+        for h in idle:
+            cl.remove_container(h, force=True)
