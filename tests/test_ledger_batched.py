@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger_world import SECOND, T0, limit_text
+from ledger_world import SECOND, T0
 from quota_service.core import db
 from quota_service.core.errors import ApiError
 from quota_service.core.groupcommit import GroupCommit
 from quota_service.core.models import Allocation, AuditEntry, Node
 from quota_service.scheduling import batchmemo, ledger
 from test_ledger_property import LIMITS, NODES, REQUEST, USERS, check_invariants
+from test_ledger_property import prop  # noqa: F401 (the fixture: NODES granted to acme)
 
 SUBMIT = st.tuples(st.just("submit"), st.sampled_from(sorted(USERS)), REQUEST,
                    st.sampled_from([[], ["A100"], ["T4"]]))
@@ -48,16 +48,6 @@ LOOSE = st.one_of(st.just({}), st.just({}), LIMITS)
 SETUP = st.fixed_dictionaries({"policy": LOOSE, "ml": LOOSE, "web": LOOSE,
                                "sessions": st.sampled_from([1, 2, 3]),
                                "hol_passes": st.sampled_from([0, 1, 3])})
-
-
-@pytest.fixture
-def prop(cluster):
-    cluster.add_group("prop", {name: models for name, (models, _, _) in NODES.items()})
-    for name, (_, cpu, mem) in NODES.items():
-        cluster.set_node(name, capacity=limit_text({"cpu": cpu, "mem": mem}))
-    cluster.join("bob", "acme", "web")
-    cluster.join("ada", "acme", "web")
-    return cluster
 
 
 def start(cluster, setup) -> None:
