@@ -44,6 +44,15 @@ class Dock:
         assert len(found) == 1, found
         return found[0]
 
+    def network_mode(self, url: str, info: dict) -> str:
+        """A container's network as Docker set it up: its own NetworkMode, or
+        that of the network sandbox it joined (spawner/sandboxes.py)."""
+        mode = info["HostConfig"]["NetworkMode"]
+        if mode.startswith("container:"):
+            mode = self.engines[url].inspect_container(mode.split(":", 1)[1])["HostConfig"][
+                "NetworkMode"]
+        return mode
+
     def exec(self, url: str, container_id: str, cmd: list[str]) -> str:
         cl = self.engines[url]
         ex = cl.exec_create(container_id, cmd)
