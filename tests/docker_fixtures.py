@@ -144,3 +144,15 @@ def held(hub, user, server) -> dict:
     found = allocations(hub, user, "allocated", server)
     assert len(found) == 1, found
     return found[0]
+
+
+def group_on_first_engine(dock, group: str, node: str):
+    """A resource group of acme's with one node on the first engine (the
+    hub's default engine): sessions of two users land side by side on it."""
+    hub = dock.hub
+    _ok(hub.call("POST", "resource-groups", "admin", json={"name": group}), 201)
+    _ok(hub.call("PUT", f"resource-groups/{group}/grants", "admin", json={"domain": "acme"}), 201)
+    _ok(hub.call("POST", "nodes", "admin", json={
+        "name": node, "resource_group": group, "backend_url": HOSTS[0],
+        "capacity": {"cpu": "2", "mem": "4G"}}), 201)
+    return dock

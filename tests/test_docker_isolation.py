@@ -20,7 +20,7 @@ import docker
 import pytest
 import requests
 
-from docker_fixtures import HOSTS, IMAGE, held
+from docker_fixtures import HOSTS, IMAGE, group_on_first_engine, held
 from hub_fixtures import _ok
 from session_fixtures import (allocations, eventually, run_in_terminal, server_of, spawn,
                               stop_server, wait_ready)
@@ -79,13 +79,7 @@ except urllib.error.HTTPError as e:
 def iso(dock):
     """A resource group with one node (the first engine): sessions of two
     users land side by side on it."""
-    hub = dock.hub
-    _ok(hub.call("POST", "resource-groups", "admin", json={"name": GROUP}), 201)
-    _ok(hub.call("PUT", f"resource-groups/{GROUP}/grants", "admin", json={"domain": "acme"}), 201)
-    _ok(hub.call("POST", "nodes", "admin", json={
-        "name": NODE, "resource_group": GROUP, "backend_url": HOSTS[0],
-        "capacity": {"cpu": "2", "mem": "4G"}}), 201)
-    return dock
+    return group_on_first_engine(dock, GROUP, NODE)
 
 
 def start(dock, user: str, server: str) -> tuple[dict, str]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import docker
 import pytest
 
-from docker_fixtures import HOSTS, IMAGE, held
-from hub_fixtures import _ok
+from docker_fixtures import HOSTS, IMAGE, group_on_first_engine, held
 from session_fixtures import eventually, spawn, stop_server, wait_ready
 from spawner.sandboxes import HOLDER_MEMORY, HUB_LABEL, joined_mode
 
@@ -23,13 +22,7 @@ GROUP, NODE = "pool", "pool-node"
 def pool(dock):
     """A resource group with one node, the first engine (the hub's default
     engine, whose pool a start begins to fill)."""
-    hub = dock.hub
-    _ok(hub.call("POST", "resource-groups", "admin", json={"name": GROUP}), 201)
-    _ok(hub.call("PUT", f"resource-groups/{GROUP}/grants", "admin", json={"domain": "acme"}), 201)
-    _ok(hub.call("POST", "nodes", "admin", json={
-        "name": NODE, "resource_group": GROUP, "backend_url": HOSTS[0],
-        "capacity": {"cpu": "2", "mem": "4G"}}), 201)
-    return dock
+    return group_on_first_engine(dock, GROUP, NODE)
 
 
 def holders(dock) -> dict[str, dict]:
