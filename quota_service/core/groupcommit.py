@@ -37,8 +37,8 @@ class GroupCommit:
         self._queue: list[tuple[Callable[[Session], Any], asyncio.Future]] = []
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: how many batches ran and how many writes they held (the metrics)
-        self.batches = self.writes = 0
+        #: how many batches ran
+        self.batches = 0
 
     async def run(self, work: Callable[[Session], T]) -> T:
         """``work(session)`` in the next batch; its value once that committed."""
@@ -85,5 +85,4 @@ class GroupCommit:
                 else:
                     outcomes.append((True, value))
         self.batches += 1
-        self.writes += len(works)
         return outcomes

@@ -104,14 +104,14 @@ class Memo:
     def removed(self, a: Allocation, was: str) -> None:
         """``a`` (``was`` allocated or pending) just ended."""
         self._count(a, was, slotlib.from_text(a.slots), -1)
-        if was == "allocated" and a.resource_group_id in self._running:
-            rows = self._running[a.resource_group_id]
-            self._running[a.resource_group_id] = [r for r in rows if r.id != a.id]
         if was == "allocated":
+            rows = self._running.get(a.resource_group_id)
+            if rows is not None:
+                self._running[a.resource_group_id] = [r for r in rows if r.id != a.id]
             # read again when asked: a node shrunk under its sessions counts nothing
             # free, which taking back what one session held would not say
             self._clusters.pop(a.resource_group_id, None)
-        if was == "pending":
+        elif was == "pending":
             self._blocking.pop(a.resource_group_id, None)  # read again when asked
 
     def _count(self, a: Allocation, state: str, amounts: dict[str, Decimal], sign: int) -> None:
@@ -120,8 +120,13 @@ class Memo:
             holdings.count(held, a.user_id, a.project_id, a.domain_id, state, amounts, sign)
 
 
+def waits_for_the_group(reasons) -> bool:
+    """Whether a pending request's ``reasons`` are its group's alone
+    (capacity, the line), none of its own limits."""
+    return bool(reasons) and all(r["level"] == "resource-group" for r in reasons)
+
+
 def blocks(reasons, passes: int, hol_passes: int) -> bool:
     """Whether a pending request holds the head of its group's line: it
-    waits for the group alone (capacity, the line) and has passes left."""
-    return bool(reasons) and passes < hol_passes and all(
-        r["level"] == "resource-group" for r in reasons)
+    waits for the group alone and has passes left."""
+    return passes < hol_passes and waits_for_the_group(reasons)

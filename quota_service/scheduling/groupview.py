@@ -21,7 +21,9 @@ ZERO = Decimal(0)
 THOUSAND = Decimal(1000)
 
 
-def node_capacity(n: Node) -> dict[str, Decimal]:
+def node_capacity(n) -> dict[str, Decimal]:
+    """A node's capacity (a ``groupcache.NodeRow`` or a Node): its slots, and
+    ``gpu``: how many devices it has."""
     cap = slotlib.from_text(n.capacity)
     if n.devices:
         cap["gpu"] = Decimal(len(n.devices))

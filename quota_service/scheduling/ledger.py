@@ -31,7 +31,7 @@ from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePoli
 from ..core.names import format_amount
 from ..core.orm import aware, iso
 from ..operations.reclaim import rules as reclaim_rules
-from .groupview import cluster_state, group_view, node_capacity  # noqa: F401 (ledger's API)
+from .groupview import cluster_state, group_view
 from .placement import GPU_MILLI, ClusterState
 from .placement import Request as PRequest
 from .placement.placement import Decision as Placement
@@ -337,7 +337,7 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
     }
 
 
-def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
+def placement_gpus(rg: groupcache.GroupRow, placement: Placement) -> list[dict]:
     """The GPUs of a placement: each device's index (placement counts
     positions in the node's device list, which need not start at 0 or be
     contiguous), its UUID ("" when unknown), the share, and the device memory
@@ -350,13 +350,11 @@ def placement_gpus(rg: ResourceGroup, placement: Placement) -> list[dict]:
             for i, m in placement.gpus]
 
 
-def _node(rg, name: str):
-    if isinstance(rg, groupcache.GroupRow):
-        return rg.node(name)
-    return next(n for n in rg.nodes if n.name == name)
+def _node(rg: groupcache.GroupRow, name: str) -> groupcache.NodeRow:
+    return rg.node(name)
 
 
-def _node_id(rg: ResourceGroup, name: str) -> int:
+def _node_id(rg: groupcache.GroupRow, name: str) -> int:
     return _node(rg, name).id
 
 
@@ -433,7 +431,7 @@ def blocking_queue(s: Session, rg: ResourceGroup) -> int:
     pending = s.execute(select(Allocation.reasons).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "pending",
         Allocation.passes < rg.hol_passes))
-    return sum(1 for (reasons,) in pending if batchmemo.blocks(reasons, 0, 1))
+    return sum(1 for (reasons,) in pending if batchmemo.waits_for_the_group(reasons))
 
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
