@@ -151,16 +151,18 @@ def play(cluster, setup, plan, batch: bool):
     start(cluster, setup)
     ids: list[str] = []
     trace = []
-    limits_moved = False  # a policy lowered under what runs: the limits' invariants end
+    # a policy lowered, or a GPU's model changed, under what runs: the
+    # invariants of the limits and the models end (the oracle still holds)
+    rules_moved = False
     for round_ops, admin, max_batch in plan:
         round_works = works(cluster, round_ops, list(ids))
         outcomes = (batched(cluster, round_works, max_batch) if batch
                     else one_by_one(cluster, round_works))
         trace.append([answer(o, ids) for o in outcomes])
-        if not limits_moved:
+        if not rules_moved:
             check_invariants(cluster)
         between(cluster, admin)
-        limits_moved = limits_moved or admin[0] == "policy"
+        rules_moved = rules_moved or admin[0] in ("policy", "model")
         trace.append(ledger_rows(cluster, ids))
     return trace
 
