@@ -21,7 +21,7 @@ HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",
         "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images",
-        "quota_service.core.sizes")
+        "quota_service.core.sizes", "quota_service.serving")
 IO_MODULES = ("sqlalchemy", "tornado", "docker", "requests", "httpx", "subprocess", "socket",
               "asyncio", "os", "pathlib", "shutil", "threading")
 MAX_LINES = 600
@@ -196,4 +196,12 @@ def test_the_core_imports_nothing_above_it():
     wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith("quota_service.core")
                    for t in ts if t.startswith("quota_service.") and not t.startswith(
                        "quota_service.core"))
+    assert wrong == []
+
+
+def test_serving_builds_on_the_core_only():
+    """``serving`` (issue 23) stands on ``core`` alone for now: no domain package below it."""
+    wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith("quota_service.serving")
+                   for t in ts if t.startswith("quota_service.") and not t.startswith(
+                       ("quota_service.core", "quota_service.serving")))
     assert wrong == []
