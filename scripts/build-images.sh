@@ -15,7 +15,9 @@
 #    here). Hatchling builds it byte for byte the same from the same sources.
 # 3. hubgrid/base:latest from images/base/Dockerfile (BASE_IMAGE=the image of 1,
 #    JUPYTERHUB_VERSION=the version installed in .venv), with the wheel of 2.
-# 4. with --all: hubgrid/datascience:latest from images/datascience/Dockerfile.
+# 4. hubgrid/inference:latest from images/inference/Dockerfile (BASE_IMAGE=the
+#    image of 1): the inference servers and their model (docs/serving.md).
+# 5. with --all: hubgrid/datascience:latest from images/datascience/Dockerfile.
 # An image is rebuilt only when its label ai.hubgrid.build-hash differs from the
 # sha256 over its build context, build arguments and parent image id (so the
 # base image is rebuilt when the wheel changed, and only then). Each build
@@ -53,10 +55,11 @@ DEBIAN_INCLUDE=python3,python3-venv,ca-certificates,tini,procps
 DEBIAN_RECIPE_VERSION=2
 BASE_IMAGE=hubgrid/base:latest
 DATASCIENCE_IMAGE=hubgrid/datascience:latest
+INFERENCE_IMAGE=hubgrid/inference:latest
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,32p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 HOSTS_ARG="${DOCKER_HOST:-unix:///var/run/docker.sock}"
 ALL=0
@@ -282,6 +285,7 @@ WHEELS="$(mktemp -d)"
 build_wheel "$WHEELS"
 build_dockerfile "$BASE_IMAGE" "$REPO_ROOT/images/base" "$DEBIAN_IMAGE" "$WHEELS" \
     --build-arg "JUPYTERHUB_VERSION=$JH_VERSION"
+build_dockerfile "$INFERENCE_IMAGE" "$REPO_ROOT/images/inference" "$DEBIAN_IMAGE" ""
 SESSION_IMAGES=("$BASE_IMAGE")
 if [[ "$ALL" == 1 ]]; then
     build_dockerfile "$DATASCIENCE_IMAGE" "$REPO_ROOT/images/datascience" "$BASE_IMAGE" ""
@@ -294,7 +298,7 @@ dk image prune -f --filter "label=$HASH_LABEL" >/dev/null || true
 # ---------------------------------------------------------------- other hosts
 for h in "${HOSTS[@]:1}"; do
     missing=()
-    for img in "${SESSION_IMAGES[@]}"; do
+    for img in "$INFERENCE_IMAGE" "${SESSION_IMAGES[@]}"; do
         if [[ "$(image_id "$h" "$img")" == "$(image_id "$FIRST" "$img")" ]]; then
             log "$img already on $h"
         else
@@ -308,4 +312,4 @@ for h in "${HOSTS[@]:1}"; do
     "$DOCKER" -H "$h" image prune -f --filter "label=$HASH_LABEL" >/dev/null || true
 done
 
-printf '%s\n' "$DEBIAN_IMAGE" "${SESSION_IMAGES[@]}"
+printf '%s\n' "$DEBIAN_IMAGE" "$INFERENCE_IMAGE" "${SESSION_IMAGES[@]}"
