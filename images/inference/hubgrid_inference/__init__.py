@@ -1,0 +1,1 @@
+"""hubgrid's inference servers (images/inference/, docs/serving.md)."""
