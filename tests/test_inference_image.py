@@ -35,6 +35,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "models"
 SOCKET_DIR = "/run/hubgrid-service"
 MODEL_FILES = "/opt/hubgrid/models/all-minilm-l6-v2"
 LABEL = "hubgrid.test"
+#: this run's containers (another run of this file may share the engine)
+RUN = f"inference-image-{uuid.uuid4().hex[:12]}"
 
 
 class Replica:
@@ -55,7 +57,7 @@ class Replica:
             IMAGE, command=list(self.model.service.argv), user="1000:100",
             name=f"hubgrid-test-inference-{uuid.uuid4().hex[:10]}",
             environment={"HUBGRID_SERVICE_SOCKET": f"{SOCKET_DIR}/service.sock"},
-            labels={LABEL: "inference-image"},
+            labels={LABEL: RUN},
             host_config=client.create_host_config(
                 network_mode="none", cap_drop=["ALL"], security_opt=["no-new-privileges"],
                 mem_limit="1g", pids_limit=256,
@@ -93,7 +95,7 @@ class Replica:
 
 def _copy_model_files(client, dest: Path) -> None:
     """The model's files out of the image (docker cp, as the example's README does)."""
-    cid = client.create_container(IMAGE, command=["true"], labels={LABEL: "inference-image"})["Id"]
+    cid = client.create_container(IMAGE, command=["true"], labels={LABEL: RUN})["Id"]
     try:
         stream, _ = client.get_archive(cid, MODEL_FILES + "/.")
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
@@ -123,7 +125,7 @@ def replicas(tmp_path_factory):
     finally:
         for r in made.values():
             r.remove()
-    left = client.containers(all=True, filters={"label": f"{LABEL}=inference-image"})
+    left = client.containers(all=True, filters={"label": f"{LABEL}={RUN}"})
     assert left == []
 
 
@@ -223,3 +225,20 @@ def _chat(client):
         client.chat.completions.create(model="llama", messages=messages)
     with pytest.raises(openai.BadRequestError):
         client.chat.completions.create(model="echo-chat", messages=[])
+
+
+def test_a_folder_without_the_model_files_fails_with_the_reason(tmp_path):
+    """The README's copy step skipped: the server exits and says what is missing."""
+    require("Docker engines (HUBGRID_TEST_DOCKER_HOSTS)", bool(HOSTS), "run `make test`")
+    client = require_image(HOSTS[0], IMAGE)
+    folder = tmp_path / "models"
+    shutil.copytree(EXAMPLES / "all-minilm-l6-v2", folder)
+    folder.chmod(0o755)
+    r = Replica(client, folder, tmp_path)
+    try:
+        assert client.wait(r.id, timeout=30)["StatusCode"] != 0
+        logs = client.logs(r.id).decode(errors="replace")
+        assert "/models/model.onnx is missing" in logs, logs
+        assert not r.socket.exists()
+    finally:
+        r.remove()
