@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import db
+from . import db, orm
 
 T = TypeVar("T")
 
@@ -70,6 +70,7 @@ class GroupCommit:
     def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
+            orm.hold_loaded(s)  # the rows one write read serve the next ones too
             if self.fresh is not None:
                 self.fresh(s)
             for work in works:

@@ -1,11 +1,12 @@
 """Small ORM helpers every manager shares: UTC times, ISO text, a flush that
-answers a uniqueness race with 409, and the user by name."""
+answers a uniqueness race with 409, the user by name, and rows kept for a
+whole transaction."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -37,3 +38,29 @@ def flush(s: Session, conflict: str) -> None:
 def user_named(s: Session, name: str) -> User | None:
     """The user called ``name``, or None."""
     return s.scalar(select(User).where(User.name == name))
+
+
+#: ``Session.info`` key: the objects the transaction keeps (``hold_loaded``)
+_HELD = "hubgrid_held"
+
+
+def hold_loaded(s: Session) -> None:
+    """Keep every object ``s`` loads until its transaction ends. A session
+    holds its objects weakly: a row one step of a batch read (a request's
+    user, project, node) is gone when that step returns, and the next step
+    that asks for it by key loads it again; a batch of requests would read
+    the same rows many times over."""
+    s.info.setdefault(_HELD, [])
+
+
+@event.listens_for(Session, "loaded_as_persistent")
+def _loaded(session, instance) -> None:
+    held = session.info.get(_HELD)
+    if held is not None:
+        held.append(instance)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _released(session, transaction) -> None:
+    if transaction.parent is None:
+        session.info.pop(_HELD, None)

@@ -20,13 +20,13 @@ roll back its own change, and the generation with it).
 from __future__ import annotations
 
 import threading
-import weakref
 from dataclasses import dataclass, field
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from ..core.models import LedgerCounter, Node, ResourceGroup
+from ..core import generations
+from ..core.models import Node, ResourceGroup
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,10 +102,14 @@ def load(s: Session, name: str) -> GroupRow | None:
     return None if rg is None else row_of(rg)
 
 
+#: the tables a group is read from (migration 0013 watches them)
+TABLES = frozenset({"resource_groups", "resource_group_grants", "nodes", "devices"})
+
+
 def generation(s: Session) -> int | None:
     """The groups' generation as ``s``'s transaction sees it (None: a
     database without the counter, which is never cached)."""
-    return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == "groups"))
+    return generations.generation(s, "groups", TABLES)
 
 
 class GroupCache:
@@ -122,7 +126,7 @@ class GroupCache:
             if hit is not None and hit[0] == gen:
                 return hit[1]
         row = load(s, name)
-        if gen is not None and not s.info.get(_WROTE):
+        if gen is not None and not generations.wrote(s, TABLES):
             with self._lock:
                 if any(g != gen for g, _ in self._groups.values()):
                     self._groups = {k: v for k, v in self._groups.items() if v[0] == gen}
@@ -130,42 +134,9 @@ class GroupCache:
         return row
 
 
-#: ``Session.info`` key: this transaction wrote something. What it reads may
-#: be its own change, which a rollback would take back (and the generation
-#: with it): it is never kept
-_WROTE = "hubgrid_wrote"
-
-
-@event.listens_for(Session, "after_flush")
-def _flushed(session, _context) -> None:
-    session.info[_WROTE] = True
-
-
-@event.listens_for(Session, "do_orm_execute")
-def _statement(state) -> None:
-    if state.is_insert or state.is_update or state.is_delete:
-        state.session.info[_WROTE] = True
-
-
-@event.listens_for(Session, "after_transaction_end")
-def _ended(session, transaction) -> None:
-    if transaction.parent is None:
-        session.info.pop(_WROTE, None)
-
-
-_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_caches_guard = threading.Lock()
-
-
 def cache_of(s: Session) -> GroupCache:
     """The cache of ``s``'s database (one per engine)."""
-    bind = s.get_bind()
-    engine = getattr(bind, "engine", bind)
-    with _caches_guard:
-        cache = _caches.get(engine)
-        if cache is None:
-            cache = _caches[engine] = GroupCache()
-    return cache
+    return generations.per_engine(s, "groups", GroupCache)
 
 
 def group(s: Session, name: str) -> GroupRow | None:

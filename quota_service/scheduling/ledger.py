@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from . import admission, batchmemo, groupcache, holdings, inventory, sessionaudit
 from ..core import authz
-from ..core import images
+from ..core import generations, images
 from ..operations import usage_store
 from ..sessions import registry
 from ..storage import mounts
@@ -44,7 +44,8 @@ THOUSAND = Decimal(1000)
 # --- reading the world -----------------------------------------------------
 
 def policy_of(s: Session, name: str) -> ResourcePolicy | None:
-    return s.scalar(select(ResourcePolicy).where(ResourcePolicy.name == name))
+    return generations.once(s, ("policy", name), frozenset({"resource_policies"}), lambda: s.scalar(
+        select(ResourcePolicy).where(ResourcePolicy.name == name)))
 
 
 def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
@@ -205,12 +206,15 @@ def spawn_choices(s: Session, user_name: str) -> dict:
 
 
 def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, ResourceGroup]:
-    user = s.scalar(select(User).where(User.name == p.name))
+    # (read once per batch: a batch often carries one user's requests together)
+    user = generations.once(s, ("user", p.name), frozenset({"users"}), lambda: s.scalar(
+        select(User).where(User.name == p.name)))
     domain = user.domain
     if (domain.name, body.project) not in p.projects:
         raise Hidden(f"project {domain.name}/{body.project} not found")
-    project = s.scalar(select(Project).where(Project.domain_id == domain.id,
-                                             Project.name == body.project))
+    project = generations.once(
+        s, ("project", domain.id, body.project), frozenset({"projects"}), lambda: s.scalar(
+            select(Project).where(Project.domain_id == domain.id, Project.name == body.project)))
     if project is None or not project.active:
         raise Invalid(f"project {body.project!r} is not active")
     rg = group_for_decision(s, body.resource_group)

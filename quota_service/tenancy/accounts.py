@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, joinedload
 
 from ..core import authz, db, keys
 from ..core.orm import aware, flush, iso, user_named
-from . import superadmins
+from . import keycache, superadmins
 from .policies import check_policy_within_domain, check_within_domain
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
@@ -169,27 +169,41 @@ def principal_for_hub_user(s: Session, name: str) -> Principal:
 def principal_for_keypair(
     s: Session, access_key: str, secret: str, now: dt.datetime
 ) -> Principal:
-    # the user, their domain and projects in the same round trips (not one per row)
-    user = joinedload(Keypair.user)
-    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key).options(
-        user.joinedload(User.domain),
-        user.selectinload(User.memberships).joinedload(Membership.project)))
+    """The caller behind a keypair (from memory unless the accounts changed:
+    ``keycache``); records its use to the minute."""
+    cache = keycache.cache_of(s)
+    k = cache.entry(s, access_key, _key_entry)
     # compare even for an unknown key, so timing does not tell which keys exist
     matches = keys.secret_matches(secret, k.secret_hash if k is not None else keys.DUMMY_HASH)
     if k is None or not matches:
         raise Unauthenticated("invalid keypair")
     if not k.active:
         raise Unauthenticated("keypair is inactive")
-    expires = k.expires_at
-    if expires is not None:
-        if expires.tzinfo is None:
-            expires = expires.replace(tzinfo=dt.timezone.utc)
-        if expires <= now:
-            raise Unauthenticated("keypair has expired")
-    k.last_used_at = now
-    return dataclasses.replace(
-        principal_for(s, k.user, "keypair"), keypair=k.access_key, policy=k.resource_policy
-    )
+    if k.expires_at is not None and k.expires_at <= now:
+        raise Unauthenticated("keypair has expired")
+    if k.refusal is not None:
+        raise Denied(k.refusal)
+    cache.record_use(s, access_key, k, now)
+    return k.principal
+
+
+def _key_entry(s: Session, access_key: str) -> keycache.KeyEntry | None:
+    # the user, their domain and projects in the same round trips (not one per row)
+    user = joinedload(Keypair.user)
+    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key).options(
+        user.joinedload(User.domain),
+        user.selectinload(User.memberships).joinedload(Membership.project)))
+    if k is None:
+        return None
+    try:
+        principal, refusal = dataclasses.replace(
+            principal_for(s, k.user, "keypair"), keypair=k.access_key,
+            policy=k.resource_policy), None
+    except Denied as e:
+        principal, refusal = None, e.message
+    return keycache.KeyEntry(secret_hash=k.secret_hash, active=k.active,
+                             expires_at=aware(k.expires_at), last_used_at=aware(k.last_used_at),
+                             principal=principal, refusal=refusal)
 
 
 def me(s: Session, p: Principal) -> dict:

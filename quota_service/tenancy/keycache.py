@@ -1,0 +1,95 @@
+"""Each keypair's caller, kept in memory between requests.
+
+Authenticating a keypair read the key, its user, their domain, memberships
+and projects (an eighth of the service's CPU in issue 22's storm, where every
+request comes with a keypair). This keeps, per access key, what the check
+needs (the secret's hash, active, expiry) and the caller it gives, tagged
+with the accounts' generation (``ledger_counters`` row ``tenancy``: triggers
+move it with every change to domains, projects, users, memberships and
+keypairs, a key's last use excepted; ``core/generations``). Reading the
+generation is one row in the caller's transaction: a change committed before
+it (a key revoked, a user deactivated, a membership removed) is seen by the
+next request, whoever made it.
+
+Unknown keys are never kept (memory an unauthenticated caller could fill).
+A key's last use is written when the stored one is more than
+``LAST_USE_RESOLUTION`` old: to the minute, one write a minute per busy key
+instead of one per request.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ..core import generations
+from ..core.authz import Principal
+from ..core.models import Keypair
+
+#: the tables a caller is read from (migration 0014 watches them)
+TABLES = frozenset({"domains", "projects", "users", "memberships", "keypairs"})
+#: how stale a key's recorded last use may get
+LAST_USE_RESOLUTION = dt.timedelta(seconds=60)
+#: a copy holding more keys than this starts again (bounded memory)
+MAX_KEYS = 200_000
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """One keypair as authentication reads it."""
+
+    secret_hash: str
+    active: bool
+    expires_at: dt.datetime | None  # aware
+    last_used_at: dt.datetime | None  # aware, as read
+    #: the caller it authenticates, or why its user may not call (inactive)
+    principal: Principal | None
+    refusal: str | None = None
+
+
+class KeyCache:
+    """The keys of one database at one generation of the accounts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gen: int | None = None
+        self._keys: dict[str, KeyEntry] = {}
+        self._used: dict[str, dt.datetime] = {}  # last uses written since the read
+
+    def entry(self, s: Session, access_key: str,
+              load: Callable[[Session, str], KeyEntry | None]) -> KeyEntry | None:
+        gen = generations.generation(s, "tenancy", TABLES)  # before the read
+        if gen is not None and gen == self._gen:
+            hit = self._keys.get(access_key)
+            if hit is not None:
+                return hit
+        found = load(s, access_key)
+        if gen is not None and found is not None and not generations.wrote(s, TABLES):
+            with self._lock:
+                if gen != self._gen or len(self._keys) >= MAX_KEYS:
+                    self._gen, self._keys, self._used = gen, {}, {}
+                self._keys[access_key] = found
+        return found
+
+    def record_use(self, s: Session, access_key: str, entry: KeyEntry,
+                   now: dt.datetime) -> None:
+        """Write the key's last use when the recorded one is older than
+        ``LAST_USE_RESOLUTION`` (in ``s``'s transaction)."""
+        last = self._used.get(access_key, entry.last_used_at)
+        if last is not None and dt.timedelta(0) <= now - last < LAST_USE_RESOLUTION:
+            return
+        s.execute(update(Keypair).where(Keypair.access_key == access_key)
+                  .values(last_used_at=now)
+                  .execution_options(synchronize_session=False, **{generations.UNWATCHED: True}))
+        with self._lock:
+            self._used[access_key] = now
+
+
+def cache_of(s: Session) -> KeyCache:
+    """The key cache of ``s``'s database (one per engine)."""
+    return generations.per_engine(s, "keys", KeyCache)

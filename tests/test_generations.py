@@ -1,0 +1,94 @@
+"""What a transaction reads once (core/generations.once), the tables it wrote
+(core/generations.wrote), and the rows a batch keeps (core/orm.hold_loaded)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import sqlalchemy as sa
+
+from quota_service.core import db, generations, orm
+from quota_service.core.models import AuditEntry, Domain, ResourcePolicy, User
+
+import datetime as dt
+
+NOW = dt.datetime(2026, 11, 27, tzinfo=dt.timezone.utc)
+POLICIES = frozenset({"resource_policies"})
+
+
+@pytest.fixture
+def counted(engine):
+    """The statements ``engine`` runs (a list that grows)."""
+    seen: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args):
+        seen.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    yield seen
+    sa.event.remove(engine, "before_cursor_execute", count)
+
+
+def policy(s, name="gold"):
+    return generations.once(s, ("policy", name), POLICIES, lambda: s.scalar(
+        sa.select(ResourcePolicy).where(ResourcePolicy.name == name)))
+
+
+def test_once_reads_once_per_transaction(session_factory, counted):
+    with db.transaction(session_factory) as s:
+        s.add(ResourcePolicy(name="gold"))
+    with db.transaction(session_factory) as s:
+        before = len(counted)
+        first = policy(s)
+        assert len(counted) == before + 1
+        assert policy(s) is first and len(counted) == before + 1
+    with db.transaction(session_factory) as s:  # a new transaction reads again
+        before = len(counted)
+        assert policy(s).name == "gold" and len(counted) == before + 1
+
+
+def test_once_reads_again_after_the_transaction_wrote_its_tables(session_factory):
+    with db.transaction(session_factory) as s:
+        assert policy(s) is None  # none yet: remembered for this transaction...
+        s.add(AuditEntry(timestamp=NOW, actor="x", action="t", target="t", outcome="success",
+                         status=200, detail=""))
+        s.flush()  # (another table: still remembered)
+        assert policy(s) is None
+        s.add(ResourcePolicy(name="gold"))
+        s.flush()  # ...until it writes a policy
+        assert policy(s).name == "gold"
+
+
+def test_a_core_update_of_a_table_counts_as_a_write(session_factory):
+    with db.transaction(session_factory) as s:
+        assert not generations.wrote(s)
+        s.execute(sa.update(ResourcePolicy).values(max_concurrent_sessions=3))
+        assert generations.wrote(s, POLICIES)
+        assert not generations.wrote(s, frozenset({"users"}))
+    with db.transaction(session_factory) as s:
+        assert not generations.wrote(s)  # forgotten with the transaction
+
+
+def test_an_unwatched_write_is_not_counted(session_factory):
+    with db.transaction(session_factory) as s:
+        s.execute(sa.update(ResourcePolicy).values(max_concurrent_sessions=3)
+                  .execution_options(**{generations.UNWATCHED: True}))
+        assert not generations.wrote(s)
+
+
+def test_a_held_transaction_loads_each_row_once(session_factory, counted):
+    with db.transaction(session_factory) as s:
+        d = Domain(name="acme")
+        s.add(d)
+        s.flush()
+        s.add(User(name="alice", domain_id=d.id))
+    for hold, loads in ((False, 2), (True, 1)):
+        with db.transaction(session_factory) as s:
+            if hold:
+                orm.hold_loaded(s)
+            before = len(counted)
+            for _ in range(2):
+                assert s.get(User, 1).name == "alice"  # nothing else refers to it
+                gc.collect()
+            assert len(counted) - before == loads
