@@ -16,7 +16,7 @@ TABLES = {
     "resource_policies", "resource_groups", "resource_group_grants", "nodes", "devices",
     "allocations", "images", "vfolders", "vfolder_invitations", "vfolder_shares",
     "reclaim_events",
-    "usage_intervals", "ledger_counters",
+    "usage_intervals", "ledger_counters", "endpoints", "endpoint_tokens",
 }
 
 
