@@ -30,7 +30,7 @@ from .core import db, forwarded
 from .operations import metrics_export
 from .runtime import bootstrap, lifecycle, passes
 from .runtime.service import ServiceRuntime
-from .runtime.settings import OperationsSettings, StorageSettings
+from .runtime.settings import OperationsSettings, ServingSettings, StorageSettings
 from .scheduling import presets, queue as queueing, waiters
 from .scheduling.strategies import StrategyProvider
 from .tenancy.hubmirror import HubAPI, HubMirror
@@ -44,7 +44,8 @@ def _url_dir(path: str) -> str:
     return f"/{inner}/" if inner else "/"
 
 
-class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, Application):
+class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, ServingSettings,
+                     Application):
     """The hubgrid service: tenancy, policies and the access log, as a hub-managed service.
 
     Its settings come from the environment ``hub_ext.config.configure`` sets,

@@ -149,6 +149,19 @@ RULES = {
         authz.audit_scope,
         outcomes(OK, OK, OK, Denied, Denied, Denied),
     ),
+    # model serving (issue #23): endpoints of project acme/ml
+    "see, change or give tokens to an endpoint of acme/ml": (
+        lambda p: authz.require_see_endpoint(p, "acme", "ml", "e1"),
+        outcomes(OK, OK, Hidden, OK, Hidden, Hidden),
+    ),
+    "create an endpoint in acme/ml (members only)": (
+        lambda p: authz.require_create_endpoint(p, "acme", "ml"),
+        outcomes(Denied, Denied, Hidden, OK, Hidden, Hidden),
+    ),
+    "make an endpoint of acme public": (
+        lambda p: authz.require_set_endpoint_public(p, "acme"),
+        outcomes(OK, OK, Denied, Denied, Denied, Denied),
+    ),
 }
 
 CASES = [
@@ -192,6 +205,15 @@ def test_whose_sessions_and_usage_a_caller_reads(check, caller, scope):
     assert check(CALLERS[caller]) == scope
     user = CALLERS["member"]
     assert check(user) == (user.domain, user.name)
+
+
+@pytest.mark.parametrize("caller, scope", [
+    ("superadmin", (None, None)), ("admin-here", ("acme", None)),
+    ("admin-other", ("globex", None)), ("member", ("acme", frozenset({("acme", "ml")}))),
+    ("non-member", ("acme", frozenset())),
+    ("foreign-user", ("globex", frozenset({("globex", "lab")})))])
+def test_whose_endpoints_a_caller_lists(caller, scope):
+    assert authz.endpoint_listing_scope(CALLERS[caller]) == scope
 
 
 def test_hidden_refusals_do_not_say_more_than_not_found():

@@ -21,7 +21,11 @@ HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",
         "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images",
-        "quota_service.core.sizes", "quota_service.serving")
+        "quota_service.core.sizes",
+        # model serving's rules; its manager (serving.endpoints) is an IO edge
+        "quota_service.serving.modeldef", "quota_service.serving.fields",
+        "quota_service.serving.prestart", "quota_service.serving.tokens",
+        "quota_service.serving.fit")
 IO_MODULES = ("sqlalchemy", "tornado", "docker", "requests", "httpx", "subprocess", "socket",
               "asyncio", "os", "pathlib", "shutil", "threading")
 MAX_LINES = 600
@@ -199,9 +203,24 @@ def test_the_core_imports_nothing_above_it():
     assert wrong == []
 
 
-def test_serving_builds_on_the_core_only():
-    """``serving`` (issue 23) stands on ``core`` alone for now: no domain package below it."""
+#: what serving's IO edges (the endpoints manager and its checks) stand on:
+#: replicas are sessions of the ledger, over folders, from the registry
+SERVING_BUILDS_ON = ("quota_service.core", "quota_service.serving", "quota_service.scheduling",
+                     "quota_service.sessions", "quota_service.storage")
+
+
+def test_serving_builds_on_the_core_and_the_domain_packages_only():
+    """``serving`` (issue 23) stands on ``core`` and on the ledger, the
+    registry and the folders: never on the API, the runtime or the app."""
     wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith("quota_service.serving")
                    for t in ts if t.startswith("quota_service.") and not t.startswith(
-                       ("quota_service.core", "quota_service.serving")))
+                       SERVING_BUILDS_ON))
+    assert wrong == []
+
+
+def test_nothing_below_serving_imports_it():
+    """The ledger, the registry and the folders know nothing of serving."""
+    wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith(
+        SERVING_BUILDS_ON[2:] + ("quota_service.core",))
+                   for t in ts if t.startswith("quota_service.serving"))
     assert wrong == []

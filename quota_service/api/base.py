@@ -219,6 +219,11 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         return self.service.session_log_retention_days
 
     @property
+    def endpoint_token_max_days(self) -> int:
+        """The longest an endpoint's bearer token may live (days)."""
+        return self.service.endpoint_token_max_days
+
+    @property
     def reconcile_grace(self) -> float:
         """Seconds a hub-held allocation may exist before a server must hold it."""
         return self.service.reconcile_grace

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, files, images, internal, reclaim, scheduling, sessionstop, sessionview,
-               tenancy, uploads, usage, vfolders)
+from . import (admin, files, images, internal, reclaim, scheduling, serving, sessionstop,
+               sessionview, tenancy, uploads, usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
                       OAuthCallbackHandler)
@@ -27,6 +27,7 @@ def segment(name: str) -> str:
 DOMAIN, PROJECT, USER = segment("domain"), segment("project"), segment("user")
 ALLOCATION, FOLDER, INVITATION = (segment("allocation_id"), segment("folder_id"),
                                   segment("invitation_id"))
+ENDPOINT = segment("endpoint_id")
 #: an image name: one URL-encoded segment or the raw 'repository/path:tag'
 IMAGE = r"(?P<image>.+)"
 
@@ -113,6 +114,12 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"vfolders/{FOLDER}/move", files.MoveHandler),
     (rf"vfolders/{FOLDER}/tus", uploads.TusCreateHandler),
     (rf"vfolders/{FOLDER}/tus/{segment('upload_id')}", uploads.TusUploadHandler),
+    # model serving (issue #23)
+    (r"endpoints", serving.EndpointsHandler),
+    (r"endpoints/validate", serving.ValidateHandler),  # before endpoints/{id}
+    (rf"endpoints/{ENDPOINT}", serving.EndpointHandler),
+    (rf"endpoints/{ENDPOINT}/tokens", serving.TokensHandler),
+    (rf"endpoints/{ENDPOINT}/tokens/{segment('token_id')}", serving.TokenHandler),
     # Prometheus (issue #12)
     (r"metrics", MetricsHandler),
 ]

@@ -293,3 +293,41 @@ def role_matches(role: str, wanted: str | None) -> bool:
     """A listing's role filter (the Users page's search): does a user of
     ``role`` match ``wanted`` (None: any role)? It narrows, never grants."""
     return wanted is None or role == wanted
+
+
+# --- model serving (issue #23) -------------------------------------------------
+
+def can_see_endpoint(p: Principal, domain: str, project: str) -> bool:
+    """An endpoint is seen (and changed, deleted, given tokens) by its
+    project's members, the admins of its domain and superadmins."""
+    return can_see_project(p, domain, project)
+
+
+def require_see_endpoint(p: Principal, domain: str, project: str, endpoint: str) -> None:
+    if not can_see_endpoint(p, domain, project):
+        raise _not_found("endpoint", endpoint)
+
+
+def require_create_endpoint(p: Principal, domain: str, project: str) -> None:
+    """Create an endpoint in a project: its members (the replicas run under
+    their quota); an admin who is no member sees the project but may not."""
+    require_see_project(p, domain, project)
+    if (domain, project) not in p.projects:
+        raise Denied(f"only members of project {domain}/{project} may create endpoints in it")
+
+
+def require_set_endpoint_public(p: Principal, domain: str) -> None:
+    """Making an endpoint public (callable without a token) is for the admins
+    of its domain and superadmins."""
+    require_administer(p, domain, "make an endpoint public")
+
+
+def endpoint_listing_scope(p: Principal) -> tuple[str | None, frozenset[tuple[str, str]] | None]:
+    """Whose endpoints ``p`` lists, as (domain, projects), None meaning any:
+    a superadmin every one, a domain admin their domain's, a user those of
+    their projects."""
+    if p.is_superadmin:
+        return None, None
+    if is_domain_admin_role(p.role):
+        return p.domain, None
+    return p.domain, p.projects

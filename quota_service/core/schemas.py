@@ -535,3 +535,35 @@ class UsersBulk(Body):
     text/csv body with a header row of the same names does the same."""
 
     users: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
+
+
+# --- model serving (issue #23) -----------------------------------------------------
+
+Replicas = Annotated[int, Field(ge=0, le=64)]
+
+
+class EndpointCreate(Body):
+    """An endpoint of a project the caller is a member of: ``replicas``
+    replicas of ``image`` with ``slots`` each, over the model folder
+    ``model_folder`` (a folder id), mounted read-only at /models."""
+
+    name: EntityName
+    project: EntityName
+    resource_group: EntityName
+    image: ImageName
+    model_folder: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    slots: RequestSlots
+    replicas: Replicas = 1
+    public: StrictBool = False
+
+
+class EndpointUpdate(Body):
+    replicas: Replicas | None = None
+    public: StrictBool | None = None
+
+
+class EndpointTokenCreate(Body):
+    """A bearer token, valid for ``expires_in_days`` days (at most the
+    service's ``endpoint_token_max_days``)."""
+
+    expires_in_days: Annotated[int, Field(ge=1, le=3650)]

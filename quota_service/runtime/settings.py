@@ -199,3 +199,21 @@ class OperationsSettings(HasTraits):
         sessions of each user). Off by default: one series per user is an
         unbounded label set that grows with every user.""",
     ).tag(config=True)
+
+
+class ServingSettings(HasTraits):
+    """Model serving (issue #23)."""
+
+    endpoint_token_max_days = Integer(
+        90,
+        help="""The longest a bearer token of an endpoint may live, in days:
+        every token is made with an expiry (``expires_in_days``), and one past
+        this is refused. E.g. ``c.HubgridService.endpoint_token_max_days = 30``.
+        Lowering it does not shorten tokens already made: revoke those.""",
+    ).tag(config=True)
+
+    @validate("endpoint_token_max_days")
+    def _valid_token_max_days(self, proposal):
+        if not 1 <= proposal["value"] <= 3650:
+            raise TraitError("endpoint_token_max_days: from 1 to 3650")
+        return proposal["value"]

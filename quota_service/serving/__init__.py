@@ -1,4 +1,7 @@
 """Model serving (issue 23): what an inference endpoint runs and how it is
-checked. For now the pure reading of a model folder's ``model-definition.yaml``
-(``modeldef``); endpoints, replicas, routing, tokens and the gateway build on it.
-Imports only ``core`` (tests/test_layout.py)."""
+checked. The pure rules: the reading of a model folder's
+``model-definition.yaml`` (``modeldef``, ``fields``, ``prestart``), bearer
+tokens (``tokens``) and whether replicas fit the caller's limits (``fit``).
+The IO edges: the endpoints manager (``endpoints``) and its checks before a
+create (``checks``), which stand on the ledger, the registry and the folders
+(tests/test_layout.py). Replicas, routing and the gateway build on these."""

@@ -1,0 +1,194 @@
+"""Endpoints and their tokens: the manager behind ``api/serving.py``.
+
+An IO edge: ORM over one session (the handler's transaction); who may do
+what is ``core/authz.py``, the checks before a create ``checks``, tokens'
+rules ``tokens``. Replicas are not started yet (issue #23's runtime): an
+endpoint stays ``provisioning`` with no replica running, and deleting one
+removes it at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from sqlalchemy import delete as sa_delete
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import checks, tokens
+from ..core import authz
+from ..core import slots as slotlib
+from ..core.authz import Principal
+from ..core.errors import Conflict, Hidden, Invalid, NotFound
+from ..core.models import (Domain, Endpoint, EndpointToken, Project, ResourceGroup, User,
+                           VFolder)
+from ..core.orm import aware, flush, iso
+
+ENDPOINT_ID_LENGTH = 32
+
+
+def endpoint_model(s: Session, e: Endpoint) -> dict:
+    project = s.get(Project, e.project_id)
+    folder = s.get(VFolder, e.model_folder)
+    return {
+        "id": e.id,
+        "name": e.name,
+        "domain": project.domain.name,
+        "project": project.name,
+        "resource_group": s.get(ResourceGroup, e.resource_group_id).name,
+        "image": e.image,
+        "model_folder": {"id": e.model_folder, "name": folder.name if folder else None},
+        "slots": e.slots,
+        "replicas": e.replicas,
+        "running_replicas": 0,
+        "public": e.public,
+        "state": e.state,
+        "state_reason": e.state_reason,
+        "created_by": e.created_by,
+        "created_at": iso(e.created_at),
+    }
+
+
+def find(s: Session, p: Principal, endpoint_id: str) -> tuple[Endpoint, Project]:
+    """The endpoint and its project; Hidden (404) for one the caller may not see."""
+    e = s.get(Endpoint, endpoint_id) if len(endpoint_id) == ENDPOINT_ID_LENGTH else None
+    project = s.get(Project, e.project_id) if e is not None else None
+    if e is None:
+        raise Hidden(f"endpoint {endpoint_id[:40]!r} not found")
+    authz.require_see_endpoint(p, project.domain.name, project.name, endpoint_id)
+    return e, project
+
+
+def validate(s: Session, p: Principal, body, hosts) -> dict:
+    found = checks.check(s, p, body, hosts)
+    return {"ok": not found.problems, "problems": found.problems,
+            "definition": found.definition}
+
+
+def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
+    """A new endpoint (``provisioning``), or Invalid (422) with every problem."""
+    found = checks.check(s, p, body, hosts)
+    if found.problems:
+        raise Invalid("the endpoint cannot be made: " + "; ".join(
+            f"{x['field']}: {x['message']}" for x in found.problems), detail=found.problems)
+    e = Endpoint(id=uuid.uuid4().hex, name=body.name, project_id=found.project.id,
+                 resource_group_id=found.rg.id, image=body.image,
+                 model_folder=body.model_folder, slots=slotlib.to_text(body.slots),
+                 replicas=body.replicas, public=body.public, state="provisioning",
+                 state_reason="", created_by=p.name, created_at=now)
+    s.add(e)
+    flush(s, f"project {body.project!r} has an endpoint named {body.name!r}")
+    return endpoint_model(s, e)
+
+
+def list_endpoints(s: Session, p: Principal, project: str | None = None) -> list[dict]:
+    domain, projects = authz.endpoint_listing_scope(p)
+    q = (select(Endpoint).join(Project, Endpoint.project_id == Project.id)
+         .join(Domain, Project.domain_id == Domain.id).order_by(Domain.name, Project.name,
+                                                               Endpoint.name))
+    if domain is not None:
+        q = q.where(Domain.name == domain)
+    if project is not None:
+        q = q.where(Project.name == project)
+    rows = s.scalars(q).all()
+    if projects is not None:
+        rows = [e for e in rows if (domain, s.get(Project, e.project_id).name) in projects]
+    return [endpoint_model(s, e) for e in rows]
+
+
+def get(s: Session, p: Principal, endpoint_id: str) -> dict:
+    return endpoint_model(s, find(s, p, endpoint_id)[0])
+
+
+def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
+    """Change the desired replicas (checked against the creator's limits) or
+    ``public`` (admins of its domain)."""
+    e, project = find(s, p, endpoint_id)
+    if e.state == "terminating":
+        raise Conflict(f"endpoint {e.name!r} is being deleted")
+    if body.public is not None and body.public != e.public:
+        authz.require_set_endpoint_public(p, project.domain.name)
+        e.public = body.public
+    if body.replicas is not None and body.replicas > e.replicas:
+        owner = s.scalar(select(User).where(User.name == e.created_by))
+        problems = [] if owner is None else checks.fit_problems(
+            s, owner, owner.resource_policy, project, slotlib.from_text(e.slots), body.replicas)
+        if problems:
+            raise Invalid("; ".join(f"{x['field']}: {x['message']}" for x in problems),
+                          detail=problems)
+    if body.replicas is not None:
+        e.replicas = body.replicas
+    s.flush()
+    return endpoint_model(s, e)
+
+
+def delete(s: Session, p: Principal, endpoint_id: str) -> str:
+    """Delete an endpoint and its tokens (no replica runs yet: at once); its domain."""
+    e, project = find(s, p, endpoint_id)
+    domain = project.domain.name
+    s.execute(sa_delete(EndpointToken).where(EndpointToken.endpoint_id == e.id))
+    s.execute(sa_delete(Endpoint).where(Endpoint.id == e.id))
+    return domain
+
+
+# --- tokens ------------------------------------------------------------------
+
+def token_state(t: EndpointToken, now: dt.datetime) -> str:
+    if t.revoked_at is not None:
+        return "revoked"
+    return "expired" if aware(t.expires_at) <= now else "active"
+
+
+def token_model(t: EndpointToken, now: dt.datetime) -> dict:
+    return {"id": t.id, "endpoint": t.endpoint_id, "created_by": t.created_by,
+            "created_at": iso(t.created_at), "expires_at": iso(t.expires_at),
+            "revoked_at": iso(t.revoked_at), "state": token_state(t, now)}
+
+
+def list_tokens(s: Session, p: Principal, endpoint_id: str, now: dt.datetime) -> list[dict]:
+    e, _ = find(s, p, endpoint_id)
+    rows = s.scalars(select(EndpointToken).where(EndpointToken.endpoint_id == e.id)
+                     .order_by(EndpointToken.created_at, EndpointToken.id))
+    return [token_model(t, now) for t in rows]
+
+
+def create_token(s: Session, p: Principal, endpoint_id: str, body, now: dt.datetime,
+                 max_days: int) -> tuple[dict, str]:
+    """A new token: its model with the secret (shown this once), and the domain."""
+    e, project = find(s, p, endpoint_id)
+    try:
+        expires = tokens.expiry(now, body.expires_in_days, max_days)
+    except ValueError as err:
+        raise Invalid(str(err)) from None
+    secret = tokens.new_token()
+    t = EndpointToken(id=uuid.uuid4().hex, endpoint_id=e.id,
+                      token_hash=tokens.hash_token(secret), created_by=p.name,
+                      created_at=now, expires_at=expires)
+    s.add(t)
+    s.flush()
+    return token_model(t, now) | {"token": secret}, project.domain.name
+
+
+def revoke_token(s: Session, p: Principal, endpoint_id: str, token_id: str,
+                 now: dt.datetime) -> str:
+    """Revoke a token of the endpoint (again: nothing changes); the domain."""
+    e, project = find(s, p, endpoint_id)
+    t = s.get(EndpointToken, token_id) if len(token_id) == ENDPOINT_ID_LENGTH else None
+    if t is None or t.endpoint_id != e.id:
+        raise NotFound(f"endpoint {e.name!r} has no token {token_id[:40]!r}")
+    if t.revoked_at is None:
+        t.revoked_at = now
+    s.flush()
+    return project.domain.name
+
+
+def resolve_token(s: Session, token: str, now: dt.datetime,
+                  endpoint_id: str | None = None) -> tokens.Verdict:
+    """The gateway's question: which endpoint ``token`` opens now (the pure
+    ``tokens.check`` over the stored row whose hash matches)."""
+    rows = s.scalars(select(EndpointToken).where(
+        EndpointToken.token_hash == tokens.hash_token(token)))
+    return tokens.check(token, now, [
+        tokens.StoredToken(t.id, t.endpoint_id, t.token_hash, aware(t.expires_at),
+                           aware(t.revoked_at)) for t in rows], endpoint_id)
