@@ -197,6 +197,51 @@ def alice_shares_with_ada(w):
     return parts
 
 
+#: the model folder of the serving rows (issue #23): per hub, and the one
+#: ``serving_ready`` readied last (what ``endpoint_body`` names)
+SERVING: dict[str, str] = {}
+MODEL_DEFINITION = (b"models:\n  - name: m\n    model_path: /models\n    service:\n"
+                    b"      start_command: [serve]\n      port: 8000\n")
+
+
+def serving_ready(w):
+    """An image every domain may use, and alice's model folder holding a
+    definition (made once per world; the full endpoint tests are in
+    tests/test_endpoints.py)."""
+    folder = SERVING.get(w.hub.url)
+    if folder is None:
+        r = w.hub.call("POST", "images", "admin", json={"name": "matrix/inference:1"})
+        assert r.status_code == 201, r.text
+        folder = alice_folder(w)["folder"]
+        r = w.hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", "alice",
+                       data=MODEL_DEFINITION)
+        assert r.status_code == 201, r.text
+        SERVING[w.hub.url] = folder
+    SERVING["folder"] = folder
+    return {}
+
+
+def endpoint_body():
+    return {"name": uniq("ep"), "project": "ml", "resource_group": "acme-gpu",
+            "image": "matrix/inference:1", "model_folder": SERVING["folder"],
+            "slots": {"cpu": "1", "mem": "1G"}}
+
+
+def alice_endpoint(w):
+    serving_ready(w)
+    r = w.hub.call("POST", "endpoints", "alice", json=endpoint_body())
+    assert r.status_code == 201, r.text
+    return {"endpoint": r.json()["id"]}
+
+
+def alice_endpoint_token(w):
+    parts = alice_endpoint(w)
+    r = w.hub.call("POST", f"endpoints/{parts['endpoint']}/tokens", "alice",
+                   json={"expires_in_days": 1})
+    assert r.status_code == 201, r.text
+    return {**parts, "token": r.json()["id"]}
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -414,6 +459,27 @@ CASES = [
      {**TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0"}),
     ("tus-terminate", "DELETE", "vfolders/{folder}/tus/{upload}", None, alice_tus_upload,
      expect(404, alice=204), TUS),
+    # model serving (issue #23): members create; members and admins of the
+    # domain see, change and give tokens; public is for admins
+    ("list-endpoints", "GET", "endpoints", None, nothing, expect(200)),
+    ("validate-endpoint", "POST", "endpoints/validate", endpoint_body, serving_ready,
+     expect(404, alice=200, ada=403)),
+    ("create-endpoint", "POST", "endpoints", endpoint_body, serving_ready,
+     expect(404, alice=201, ada=403)),
+    ("get-endpoint", "GET", "endpoints/{endpoint}", None, alice_endpoint,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("scale-endpoint", "PATCH", "endpoints/{endpoint}", {"replicas": 2}, alice_endpoint,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("make-endpoint-public", "PATCH", "endpoints/{endpoint}", {"public": True}, alice_endpoint,
+     expect(404, alice=403, ada=200, admin=200)),
+    ("delete-endpoint", "DELETE", "endpoints/{endpoint}", None, alice_endpoint,
+     expect(404, alice=204, ada=204, admin=204)),
+    ("list-endpoint-tokens", "GET", "endpoints/{endpoint}/tokens", None, alice_endpoint,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("create-endpoint-token", "POST", "endpoints/{endpoint}/tokens", {"expires_in_days": 1},
+     alice_endpoint, expect(404, alice=201, ada=201, admin=201)),
+    ("revoke-endpoint-token", "DELETE", "endpoints/{endpoint}/tokens/{token}", None,
+     alice_endpoint_token, expect(404, alice=204, ada=204, admin=204)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     # Prometheus: superadmins (and hub tokens with read:metrics, tests/test_metrics.py)
     ("metrics", "GET", "metrics", None, nothing, expect(403, admin=200)),

@@ -137,11 +137,11 @@ def check(s: Session, p: Principal, body, hosts) -> Checked:
     user = s.scalar(select(User).where(User.name == p.name))
     # a project the caller may not create in is refused, not listed: 404
     # (hidden or missing, alike) or 403, as allocations are
-    authz.require_create_endpoint(p, p.domain, body.project)
     project = s.scalar(select(Project).where(Project.domain_id == out.domain.id,
                                              Project.name == body.project))
     if project is None:
         raise Hidden(f"project '{p.domain}/{body.project}' not found")
+    authz.require_create_endpoint(p, p.domain, body.project)
     if not project.active:
         out.add("project", f"project {body.project!r} is not active")
     else:
