@@ -89,12 +89,11 @@ def list_endpoints(s: Session, p: Principal, project: str | None = None) -> list
                                                                Endpoint.name))
     if domain is not None:
         q = q.where(Domain.name == domain)
+    if projects is not None:
+        q = q.where(Project.name.in_(sorted(name for d, name in projects if d == domain)))
     if project is not None:
         q = q.where(Project.name == project)
-    rows = s.scalars(q).all()
-    if projects is not None:
-        rows = [e for e in rows if (domain, s.get(Project, e.project_id).name) in projects]
-    return [endpoint_model(s, e) for e in rows]
+    return [endpoint_model(s, e) for e in s.scalars(q)]
 
 
 def get(s: Session, p: Principal, endpoint_id: str) -> dict:
