@@ -141,6 +141,13 @@ async def test_an_image_not_registered_or_not_allowed_for_the_domain_is_a_proble
     assert [p["field"] for p in await problems_of(env, env.body(image=image))] == ["image"]
 
 
+async def test_a_replica_below_the_images_minimum_is_a_problem_per_slot(env):
+    await env.ok("PATCH", f"images/{IMAGE.replace('/', '%2F')}", "root", 200,
+                 {"min_slots": {"cpu": "2", "mem": "512M"}})
+    [p] = await problems_of(env, env.body())
+    assert p["field"] == "slots.cpu" and "needs at least cpu 2" in p["message"]
+
+
 async def test_a_folder_the_caller_may_not_read_is_a_problem_named_as_missing(env):
     bobs = await env.folder_with("bob", CHAT)
     for folder in (bobs, uuid.uuid4().hex):

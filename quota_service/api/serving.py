@@ -41,9 +41,9 @@ class ValidateHandler(APIHandler):
     async def post(self):
         """Check an endpoint as a create would, writing nothing: {ok, problems, definition}."""
         body = parse(EndpointCreate, self.json_body())
-        hosts = self.vfolder_hosts
+        now, hosts = self.now(), self.vfolder_hosts
         self.finish_json(await self.db(
-            lambda s: endpoints.validate(s, self.principal, body, hosts)))
+            lambda s: endpoints.validate(s, self.principal, body, hosts, now)))
 
     def audit_record(self):
         # a question, not a write: only a denial is worth a record

@@ -23,7 +23,7 @@ from . import fit, modeldef
 from ..core import authz
 from ..core.authz import Principal
 from ..core.errors import ApiError, Hidden
-from ..core.models import Domain, Endpoint, Image, Project, ResourceGroup, User
+from ..core.models import Domain, Endpoint, Project, ResourceGroup, User
 from ..scheduling import admission, holdings, ledger
 from ..sessions import registry
 from ..storage import folders
@@ -112,11 +112,20 @@ def check_folder(s: Session, p: Principal, folder_id: str, hosts, out: Checked) 
         out.add(DEFINITION_FILE, "no model has a service: nothing says how to serve it")
 
 
-def check_image(s: Session, name: str, out: Checked) -> None:
-    img = s.scalar(select(Image).where(Image.name == name))
-    if img is None or not registry.usable(img, out.domain):
-        out.add("image", f"image {name!r} is not registered or not allowed in domain "
+def check_image(s: Session, p: Principal, body, out: Checked, now) -> None:
+    """Registered, allowed for the domain, and one replica at least its minimum
+    (admission's own image rule)."""
+    facts = registry.facts(s, body.image, out.domain)
+    if facts is None or not facts.usable:
+        out.add("image", f"image {body.image!r} is not registered or not allowed in domain "
                 f"{out.domain.name!r}")
+        return
+    req = admission.Request(user=p.name, keypair=None, project=body.project,
+                            domain=out.domain.name, resource_group=body.resource_group,
+                            slots=dict(body.slots), image=body.image)
+    snap = admission.Snapshot(now=now, levels=(), group=None, image=facts)
+    for reason in admission.check_image(req, snap):
+        out.add(f"slots.{reason.slot}", reason.text)
 
 
 def fit_problems(s: Session, user: User, policy_name: str, project: Project,
@@ -130,7 +139,7 @@ def fit_problems(s: Session, user: User, policy_name: str, project: Project,
                         admission.sessions_left(levels))
 
 
-def check(s: Session, p: Principal, body, hosts) -> Checked:
+def check(s: Session, p: Principal, body, hosts, now) -> Checked:
     """Every check of an endpoint ``body`` (an ``EndpointCreate``), nothing written."""
     out = Checked()
     out.domain = s.scalar(select(Domain).where(Domain.name == p.domain))
@@ -164,6 +173,6 @@ def check(s: Session, p: Principal, body, hosts) -> Checked:
             out.rg = rg
         out.problems += fit_problems(s, user, policy_name, out.project, dict(body.slots),
                                      body.replicas)
-    check_image(s, body.image, out)
+    check_image(s, p, body, out, now)
     check_folder(s, p, body.model_folder, hosts, out)
     return out

@@ -60,15 +60,15 @@ def find(s: Session, p: Principal, endpoint_id: str) -> tuple[Endpoint, Project]
     return e, project
 
 
-def validate(s: Session, p: Principal, body, hosts) -> dict:
-    found = checks.check(s, p, body, hosts)
+def validate(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
+    found = checks.check(s, p, body, hosts, now)
     return {"ok": not found.problems, "problems": found.problems,
             "definition": found.definition}
 
 
 def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
     """A new endpoint (``provisioning``), or Invalid (422) with every problem."""
-    found = checks.check(s, p, body, hosts)
+    found = checks.check(s, p, body, hosts, now)
     if found.problems:
         raise Invalid("the endpoint cannot be made: " + "; ".join(
             f"{x['field']}: {x['message']}" for x in found.problems), detail=found.problems)
