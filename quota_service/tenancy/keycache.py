@@ -57,23 +57,27 @@ class KeyCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._gen: int | None = None
-        self._keys: dict[str, KeyEntry] = {}
+        #: (the generation, its keys): replaced as one, so a reader never
+        #: pairs a new generation with the keys of an old one
+        self._keys: tuple[int | None, dict[str, KeyEntry]] = (None, {})
         self._used: dict[str, dt.datetime] = {}  # last uses written since the read
 
     def entry(self, s: Session, access_key: str,
               load: Callable[[Session, str], KeyEntry | None]) -> KeyEntry | None:
         gen = generations.generation(s, "tenancy", TABLES)  # before the read
-        if gen is not None and gen == self._gen:
-            hit = self._keys.get(access_key)
+        kept_gen, kept = self._keys
+        if gen is not None and gen == kept_gen:
+            hit = kept.get(access_key)
             if hit is not None:
                 return hit
         found = load(s, access_key)
         if gen is not None and found is not None and not generations.wrote(s, TABLES):
             with self._lock:
-                if gen != self._gen or len(self._keys) >= MAX_KEYS:
-                    self._gen, self._keys, self._used = gen, {}, {}
-                self._keys[access_key] = found
+                kept_gen, kept = self._keys
+                if gen != kept_gen or len(kept) >= MAX_KEYS:
+                    kept, self._used = {}, {}
+                    self._keys = (gen, kept)
+                kept[access_key] = found
         return found
 
     def record_use(self, s: Session, access_key: str, entry: KeyEntry,
