@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload, load_only
 
 from . import admission, ledger, ordering, sessionaudit, waiters
-from ..core import db
+from ..core import db, orm
 from ..core import slots as slotlib
 from ..core.models import Allocation, Project, ResourceGroup, User
 from .passview import PassView
@@ -152,7 +152,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     running = list(s.scalars(select(Allocation).options(load_only(*RUNNING_COLUMNS)).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "allocated")))
     abandoned = abandoned or {}
-    people = _people(s, pending)  # noqa: F841 - held: the session's identity map is weak
+    orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
+    _load_people(s, pending)
     view = PassView(s, rg, running)
     known = memo.waited if (memo is not None and generation is not None
                             and memo.generation == generation) else {}
@@ -214,17 +215,15 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     return result
 
 
-def _people(s: Session, pending: list[Allocation]) -> list:
-    """The users (with their domains) and projects of the queue, in two
+def _load_people(s: Session, pending: list[Allocation]) -> None:
+    """Load the users (with their domains) and projects of the queue in two
     queries, so judging a request finds them in the session (not one query
     per request)."""
-    if not pending:
-        return []
-    users = s.scalars(select(User).options(joinedload(User.domain)).where(
-        User.id.in_({a.user_id for a in pending}))).all()
-    projects = s.scalars(select(Project).where(
-        Project.id.in_({a.project_id for a in pending}))).all()
-    return [*users, *projects]
+    if pending:
+        s.scalars(select(User).options(joinedload(User.domain)).where(
+            User.id.in_({a.user_id for a in pending}))).all()
+        s.scalars(select(Project).where(
+            Project.id.in_({a.project_id for a in pending}))).all()
 
 
 def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.datetime,
