@@ -14,7 +14,8 @@ limit), since sessions waiting in hubgrid's queue are pending spawns. It adds
 ``c.Spawner.server_token_scopes`` (to the list or callable set before it, else
 to the hub's default scopes), so a session's own token reaches the hubgrid API
 and starts and stops its owner's sessions; a list set after ``configure()``
-replaces it.
+replaces it. Unless set before, the proxy class is
+``hub_ext.proxyclass.HubgridProxy`` (no route to an endpoint's replicas).
 """
 
 from __future__ import annotations
@@ -160,5 +161,9 @@ def configure(
     if templates not in paths:
         c.JupyterHub.template_paths = [templates, *paths]
     c.JupyterHub.authenticator_class = "hubgrid"
+    # no proxy route to an endpoint's replicas (hub_ext/proxyclass.py); a
+    # proxy class set before stays (it must then skip them itself)
+    if "proxy_class" not in c.JupyterHub:
+        c.JupyterHub.proxy_class = "hub_ext.proxyclass.HubgridProxy"
     c.HubgridAuthenticator.service_api_url = f"{service_url}/services/{SERVICE_NAME}/api/v1/"
     c.HubgridAuthenticator.internal_token = token

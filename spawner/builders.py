@@ -103,7 +103,8 @@ def host_config(spec: SessionSpec) -> dict:
 def vfolder_mounts(mounts, root: str) -> tuple[Mount, ...]:
     """Bind mounts of a session's vfolders, from the service's allocation
     ``mounts`` (``[{"name", "path", "mode"}]``): each folder at
-    ``<root>/<name>``, read-only unless its mode is ``rw``. The service
+    ``<root>/<name>`` (or its ``target``: a replica's model folder at
+    ``/models``), read-only unless its mode is ``rw``. The service
     validated the names; a name that could leave ``root`` is refused here
     too (ValueError), as is a mount point used twice."""
     if not posixpath.isabs(root):
@@ -117,8 +118,12 @@ def vfolder_mounts(mounts, root: str) -> tuple[Mount, ...]:
             raise ValueError(f"vfolder {name!r}: mode {m['mode']!r} is neither ro nor rw")
         if name in seen:
             raise ValueError(f"two vfolders would be mounted at {name!r}")
+        target = m.get("target") or posixpath.join(root, name)  # a replica's /models
+        if not posixpath.isabs(target) or target in seen:
+            raise ValueError(f"vfolder {name!r} cannot be mounted at {target!r}")
         seen.add(name)
-        out.append(Mount(m["path"], posixpath.join(root, name), read_only=m["mode"] != "rw"))
+        seen.add(target)
+        out.append(Mount(m["path"], target, read_only=m["mode"] != "rw"))
     return tuple(out)
 
 

@@ -33,6 +33,7 @@ from traitlets import Bool, Enum, Float, Integer, TraitError, Unicode, default, 
 
 from .builders import SessionSpec, container_config, vfolder_mounts
 from .gpuenv import allocation_gpus
+from .inference import InferenceDockerMixin
 from . import readiness
 from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal, engine_is_local,
                         relay_routes)
@@ -50,7 +51,7 @@ def session_host(docker_url: str) -> str:
     return "127.0.0.1"
 
 
-class HubgridDockerSpawner(HubgridSpawnerMixin, DockerSpawner):
+class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpawner):
     """Sessions in Docker containers on the node the hubgrid service chose."""
 
     default_docker_url = Unicode(

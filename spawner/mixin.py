@@ -80,6 +80,8 @@ class HubgridSpawnerMixin(Configurable):
 
     #: the backend mounts the session's vfolders (the ``vfolders`` option)
     mounts_vfolders = False
+    #: the backend runs an endpoint's replicas (``session_type`` inference)
+    runs_inference = False
 
     allocation_id = Unicode(None, allow_none=True)
     #: the service's allocation model of the running session (not persisted)
@@ -314,6 +316,9 @@ class HubgridSpawnerMixin(Configurable):
                                          **options})
         except OptionsError as e:
             raise fail(f"invalid options: {e}", "invalid", 400) from None
+        if opts.session_type == "inference" and not self.runs_inference:
+            raise fail("invalid options: session_type: this backend does not run inference "
+                       "sessions (Docker does)", "invalid", 400)
         if opts.vfolders and not self.mounts_vfolders:
             raise fail("invalid options: vfolders: this backend does not mount vfolders "
                        "(Docker sessions do)", "invalid", 400)
@@ -341,6 +346,8 @@ class HubgridSpawnerMixin(Configurable):
             body["image"] = image
         if opts.session_type == "batch":
             body["command"] = opts.command
+        if opts.endpoint:  # a replica: the service checks it against its endpoint
+            body["endpoint"] = opts.endpoint
         try:
             # not retried: a request that did not reach the queue has nothing to wait for
             allocation = await client.allocate(body)
@@ -503,9 +510,11 @@ class HubgridSpawnerMixin(Configurable):
         try:
             # the hub's timer covers the queue too: the budget applies from here
             return await asyncio.wait_for(super().start(), budget)
-        except BaseException:
+        except BaseException as e:
             await self.session_ended()
-            await self._release("the server failed to start")
+            # the cause goes with it: an endpoint's replica shows it (serving)
+            why = (str(e) or type(e).__name__) if isinstance(e, Exception) else ""
+            await self._release("the server failed to start" + (f": {why}" if why else ""))
             raise
 
     #: RELEASE_STOPPED: the hub stops the server because its owner, an admin

@@ -35,15 +35,20 @@ class SessionOptions(BaseModel):
     #: vfolders to mount, by name or id (the service resolves and checks them)
     vfolders: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=64)]],
                         Field(max_length=64)] = []
-    session_type: Literal["interactive", "batch"] = "interactive"
+    session_type: Literal["interactive", "batch", "inference"] = "interactive"
     command: Annotated[StrictStr, Field(min_length=1, max_length=4096)] | None = None
+    #: an inference session's endpoint (its id): the service checks the
+    #: request against it (docs/serving.md)
+    endpoint: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
 
     @model_validator(mode="after")
     def _command_iff_batch(self):
         if self.session_type == "batch" and not (self.command or "").strip():
             raise ValueError("a batch session needs a command")
-        if self.session_type == "interactive" and self.command is not None:
+        if self.session_type != "batch" and self.command is not None:
             raise ValueError("only batch sessions take a command")
+        if (self.session_type == "inference") != (self.endpoint is not None):
+            raise ValueError("an inference session, and only one, names its endpoint")
         return self
 
     def slots(self) -> dict[str, Decimal]:

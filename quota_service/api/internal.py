@@ -7,6 +7,7 @@ import re
 
 from ..tenancy import audit, accounts
 from ..scheduling import ledger, queuedesk, sessionaudit
+from ..serving import replicaadmit
 from ..sessions import logs
 from ..core.errors import ApiError
 from ..core.schemas import InternalAllocationCreate, LoginEvent, parse
@@ -109,9 +110,13 @@ class InternalAllocationsHandler(APIHandler):
         p = await self.db(lambda s: accounts.principal_for_hub_user(s, body.user))
         now, strategy, base_url, hosts = self.now(), self.strategy, self.hub_base_url, \
             self.vfolder_hosts
+        replica = None
+        if body.endpoint is not None:  # checked against its endpoint first
+            replica = await self.db(lambda s: replicaadmit.replica(s, p, body, hosts))
         model = await self.db(lambda s: ledger.submit(
             s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
-            mount_paths=True, via=sessionaudit.Via(body.user, "hub")), ledger="batched")
+            mount_paths=True, via=sessionaudit.Via(body.user, "hub"), replica=replica),
+            ledger="batched")
         model["queue"] = await queue_place(self, model)
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)

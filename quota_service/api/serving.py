@@ -1,7 +1,8 @@
 """REST handlers of model serving (issue #23): endpoints and their bearer tokens.
 
-Replicas, routing and the gateway are not built yet: an endpoint made here
-stays ``provisioning`` with no replica running (docs/serving.md).
+A create, a change and a delete each run a pass of the serving controller
+at once (``serving.replicas``: it starts and stops the replicas); routing
+and the gateway are not built yet (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class EndpointsHandler(APIHandler):
         now, hosts = self.now(), self.vfolder_hosts
         model = await self.db(lambda s: endpoints.create(s, self.principal, body, hosts, now))
         self.audit_target, self.audit_domain = model["id"], model["domain"]
+        self.service.serving.soon()
         self.created(model, self.api_url("endpoints", model["id"]))
 
 
@@ -71,6 +73,7 @@ class EndpointHandler(APIHandler):
         model = await self.db(
             lambda s: endpoints.update(s, self.principal, endpoint_id, body))
         self.audit_domain = model["domain"]
+        self.service.serving.soon()
         self.finish_json(model)
 
     async def delete(self, endpoint_id):
@@ -78,6 +81,7 @@ class EndpointHandler(APIHandler):
         self.audit_target = endpoint_id
         self.audit_domain = await self.db(
             lambda s: endpoints.delete(s, self.principal, endpoint_id))
+        self.service.serving.soon()  # a terminating one: its replicas stop
         self.no_content()
 
 

@@ -378,6 +378,10 @@ class Allocation(Base):
     #: how many times the owner kept it, and until when no rule reclaims it
     keeps: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     kept_until: Mapped[dt.datetime | None] = mapped_column(nullable=True)
+    # --- an endpoint's replica (issue #23): its fields say serving/replicas.py
+    endpoint_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    service: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    serving_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     # --- the queue's admin (issue #13) ---
     #: where an admin put it in its queue (its order time in place of
     #: created_at; scheduling/queueadmin.py); None: where it was made
@@ -575,6 +579,7 @@ class Endpoint(Base):
     state_reason: Mapped[str] = mapped_column(Text, default="")
     created_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
+    desired_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)  # serving/replicas.py
 
 
 class EndpointToken(Base):

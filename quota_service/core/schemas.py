@@ -252,7 +252,7 @@ RequestSlots = Annotated[dict[str, Any], BeforeValidator(_request_slots)]
 LimitSlots = Slots
 Count = Annotated[int, Field(ge=0, le=1_000_000)]
 Seconds = Annotated[int, Field(ge=1, le=10 * 365 * 86400)]
-SessionType = Literal["interactive", "batch"]
+SessionType = Literal["interactive", "batch", "inference"]
 GroupNames = list[EntityName]
 
 
@@ -410,8 +410,13 @@ class AllocationCreate(Body):
     def _command_iff_batch(self):
         if self.session_type == "batch" and not (self.command or "").strip():
             raise ValueError("command: a batch session needs a command")
-        if self.session_type == "interactive" and self.command is not None:
+        if self.session_type != "batch" and self.command is not None:
             raise ValueError("command: only batch sessions take a command")
+        if self.session_type == "inference" and getattr(self, "endpoint", None) is None:
+            raise ValueError("session_type: an inference session is a replica of an endpoint, "
+                             "started by the endpoint (POST endpoints), not asked for alone")
+        if self.session_type != "inference" and getattr(self, "endpoint", None) is not None:
+            raise ValueError("endpoint: only inference sessions belong to an endpoint")
         return self
 
 
@@ -419,6 +424,8 @@ class InternalAllocationCreate(AllocationCreate):
     """An allocation the hub asks for on behalf of ``user``."""
 
     user: UserName
+    #: the endpoint an ``inference`` session is a replica of (its id)
+    endpoint: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{32}$")] | None = None
     #: vfolders to mount, by name or id (dot-folders are mounted anyway)
     vfolders: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=64)]],
                         Field(max_length=64)] = []

@@ -29,6 +29,7 @@ from ..tenancy.hubmirror import HubMirror
 from ..operations.reclaim import sources
 from ..operations.passstats import PassStats, timed, timed_async
 from ..operations.reclaim.reclaimpass import PassReport, Reclaimer
+from ..serving.replicas import Controller as ServingController
 from . import passes
 
 
@@ -199,6 +200,21 @@ class ServiceRuntime:
                                    self.mps_pipe_directory, self.hami_library, self.log,
                                    self.schedule_soon)
 
+    # -- model serving (issue #23) -------------------------------------------
+
+    _serving: ServingController | None = None
+
+    @property
+    def serving(self) -> ServingController:
+        """The serving controller: endpoints' replicas through the hub."""
+        if self._serving is None:
+            self._serving = ServingController(self.session_factory, self.log)
+        return self._serving
+
+    async def serve_now(self) -> list:
+        """One pass of the serving controller (the hub must be known)."""
+        return await self.serving.run(self.mirror.hub, self.clock)
+
     # -- background --------------------------------------------------------
 
     def background(self) -> list:
@@ -217,6 +233,9 @@ class ServiceRuntime:
         work.append(passes.repeat_async("reclaim pass",
                                         timed_async(stats, "reclaim", self.reclaim_now),
                                         lambda: self.reclaim_interval, self.log))
+        if self.serving_interval > 0:
+            work.append(self.serving.loop(lambda: self.mirror.hub, self.clock,
+                                          lambda: self.serving_interval))
         if self.share_check_interval > 0:
             work.append(passes.repeat("GPU share check", self.check_shares,
                                       lambda: self.share_check_interval, self.log))

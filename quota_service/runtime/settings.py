@@ -217,3 +217,19 @@ class ServingSettings(HasTraits):
         if not 1 <= proposal["value"] <= 3650:
             raise TraitError("endpoint_token_max_days: from 1 to 3650")
         return proposal["value"]
+
+    serving_interval = Float(
+        5.0,
+        help="""Seconds between two passes of the serving controller, which
+        starts, replaces and stops endpoints' replicas through the hub and sets
+        each endpoint's state (an endpoint's create, PATCH and DELETE run a
+        pass at once; a killed replica is replaced within one interval of the
+        hub or the service seeing it gone). 0: no pass (replicas are left as
+        they are). E.g. ``c.HubgridService.serving_interval = 10``.""",
+    ).tag(config=True)
+
+    @validate("serving_interval")
+    def _valid_serving_interval(self, proposal):
+        if not 0 <= proposal["value"] <= 3600:
+            raise TraitError("serving_interval: from 0 to 3600 seconds")
+        return proposal["value"]

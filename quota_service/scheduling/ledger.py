@@ -331,6 +331,9 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "image": a.image,
         "server_name": a.server_name,
         "command": a.command,
+        # an endpoint's replica: its endpoint and how it serves (model, argv, port)
+        "endpoint": a.endpoint_id,
+        "service": a.service,
         "apps": apps,
         "exit_code": a.exit_code,
         "ended_at": iso(a.ended_at),
@@ -366,7 +369,8 @@ def _node_id(rg: groupcache.GroupRow, name: str) -> int:
 
 def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=False,
            origin: str = "api", base_url: str = "/", hosts=None,
-           mount_paths: bool = False, via: sessionaudit.Via | None = None) -> dict:
+           mount_paths: bool = False, via: sessionaudit.Via | None = None,
+           replica: dict | None = None) -> dict:
     """Admit and place now, queue as pending, or refuse (Invalid with reasons).
 
     ``dry_run``: the same judgement, nothing written. ``hosts``: the vfolder
@@ -374,10 +378,14 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
     ``body.vfolders`` names and every dot-folder; see ``mounts``) before
     anything is written. The access log gets ``session.start`` or
     ``session.queue`` (``via``: who asked, how; default the user).
+    ``replica``: an endpoint's replica (``serving.replicaadmit``): its
+    endpoint, its only mount (the model folder) and how it serves.
     """
     user, project, rg = _lookup_request(s, p, body)
     requested = list(getattr(body, "vfolders", None) or [])
-    if hosts is not None:
+    if replica is not None:
+        session_mounts = replica["mounts"]
+    elif hosts is not None:
         session_mounts = mounts.resolve(mounts.candidates(s, user, project, hosts), requested)
     elif requested:
         raise Invalid("vfolders: this request cannot mount vfolders")
@@ -414,6 +422,8 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         state="allocated" if placement else "pending",
         image=body.image, server_name=body.server_name, command=body.command,
         mounts=session_mounts,
+        endpoint_id=replica["endpoint"] if replica else None,
+        service=replica["service"] if replica else None,
     )
     if placement is not None:
         a.node_id = _node_id(rg, placement.node)

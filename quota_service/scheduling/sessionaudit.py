@@ -175,8 +175,8 @@ def ending(s: Session, a: Allocation, was: str, reason: str) -> tuple[str, Via |
         return "stopped through the hub (by its owner, an admin or the hub's culler)", None
     if reason == HUB_DIED:
         return "died: the server was no longer running", None
-    if reason == HUB_FAILED:
-        return "failed: the server failed to start", None
+    if reason == HUB_FAILED or reason.startswith(HUB_FAILED + ": "):
+        return f"failed: {reason}", None
     if reason.split(" ", 1)[0] in ENDINGS:
         return reason, _stopper(reason)
     return f"released: {reason}", None

@@ -2,9 +2,9 @@
 
 An IO edge: ORM over one session (the handler's transaction); who may do
 what is ``core/authz.py``, the checks before a create ``checks``, tokens'
-rules ``tokens``. Replicas are not started yet (issue #23's runtime): an
-endpoint stays ``provisioning`` with no replica running, and deleting one
-removes it at once.
+rules ``tokens``. The serving controller (``replicas``) starts and stops
+the replicas and sets the state; deleting an endpoint whose replicas ever
+ran leaves it ``terminating`` until the controller has stopped them all.
 """
 
 from __future__ import annotations
@@ -16,21 +16,52 @@ from sqlalchemy import delete as sa_delete
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import checks, tokens
+from . import checks, replicas, tokens
 from ..core import authz
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden, Invalid, NotFound
-from ..core.models import (Domain, Endpoint, EndpointToken, Project, ResourceGroup, User,
-                           VFolder)
+from ..core.models import (Allocation, Domain, Endpoint, EndpointToken, Node, Project,
+                           ResourceGroup, User, VFolder)
 from ..core.orm import aware, flush, iso
 
 ENDPOINT_ID_LENGTH = 32
 
 
+def replica_model(s: Session, a: Allocation) -> dict:
+    """One replica as the endpoint shows it: ``queued`` (the ledger has not
+    admitted it yet), ``starting``, ``serving`` (the hub has it up), or
+    ``failed`` / ``ended`` (its last allocation, with why)."""
+    if a.state == "pending":
+        state = "queued"
+    elif a.state == "allocated":
+        state = "serving" if a.serving_at is not None else "starting"
+    else:
+        state = "failed" if replicas.start_failure(a.release_reason or "") else "ended"
+    node = s.get(Node, a.node_id) if a.node_id else None
+    return {"name": a.server_name, "state": state, "node": node.name if node else None,
+            "allocation": a.id, "started_at": iso(a.admitted_at),
+            "serving_since": iso(a.serving_at),
+            "reason": a.release_reason if state in ("failed", "ended") else ""}
+
+
+def replicas_detail(s: Session, e: Endpoint) -> list[dict]:
+    """Its replicas now (active allocations), and the last one that failed
+    to start since its replicas were last asked for."""
+    rows = list(s.scalars(select(Allocation).where(Allocation.endpoint_id == e.id)
+                          .order_by(Allocation.created_at, Allocation.id)))
+    out = [replica_model(s, a) for a in rows if a.state in replicas.ACTIVE]
+    since = aware(e.desired_at or e.created_at)
+    failed = [a for a in rows if a.state not in replicas.ACTIVE and a.released_at is not None
+              and aware(a.released_at) >= since
+              and replicas.start_failure(a.release_reason or "")]
+    return out + [replica_model(s, failed[-1])] if failed else out
+
+
 def endpoint_model(s: Session, e: Endpoint) -> dict:
     project = s.get(Project, e.project_id)
     folder = s.get(VFolder, e.model_folder)
+    detail = replicas_detail(s, e)
     return {
         "id": e.id,
         "name": e.name,
@@ -41,7 +72,8 @@ def endpoint_model(s: Session, e: Endpoint) -> dict:
         "model_folder": {"id": e.model_folder, "name": folder.name if folder else None},
         "slots": e.slots,
         "replicas": e.replicas,
-        "running_replicas": 0,
+        "running_replicas": sum(1 for r in detail if r["state"] == "serving"),
+        "replicas_detail": detail,
         "public": e.public,
         "state": e.state,
         "state_reason": e.state_reason,
@@ -118,14 +150,25 @@ def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
                           detail=problems)
     if body.replicas is not None:
         e.replicas = body.replicas
+        # asked again: a failed endpoint tries anew (the controller decides)
+        e.desired_at = dt.datetime.now(dt.timezone.utc)
+        if e.state == "failed":
+            e.state, e.state_reason = "provisioning", ""
     s.flush()
     return endpoint_model(s, e)
 
 
 def delete(s: Session, p: Principal, endpoint_id: str) -> str:
-    """Delete an endpoint and its tokens (no replica runs yet: at once); its domain."""
+    """Delete an endpoint and its tokens: at once when no replica ever ran,
+    else ``terminating`` until the controller stopped them (``replicas``); its
+    domain."""
     e, project = find(s, p, endpoint_id)
     domain = project.domain.name
+    if s.scalar(select(Allocation.id).where(Allocation.endpoint_id == e.id).limit(1)):
+        # replicas ran: the controller stops them, then removes the row
+        e.state, e.state_reason = "terminating", "stopping its replicas"
+        s.flush()
+        return domain
     s.execute(sa_delete(EndpointToken).where(EndpointToken.endpoint_id == e.id))
     s.execute(sa_delete(Endpoint).where(Endpoint.id == e.id))
     return domain

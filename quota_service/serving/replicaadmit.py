@@ -1,0 +1,83 @@
+"""Admission of a replica: what an ``inference`` allocation must match.
+
+A replica is a JupyterHub named server of the endpoint's creator, started by
+the serving controller (``replicas``) with user_options ``{session_type:
+"inference", endpoint: <id>, ...}``. The hub's spawner passes them on as
+they came, so the service checks them against the endpoint before the
+ledger decides: the caller is the endpoint's creator, and the project,
+resource group, image and slots are the endpoint's (nobody forges a replica
+through the spawn form). The replica gets the model folder read-only at
+``/models`` (its only mount) and how it serves, read here from the folder's
+``model-definition.yaml``: the spawner runs that command and never reads
+the folder itself.
+
+An IO edge: the database and the model folder's definition file.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlalchemy.orm import Session
+
+from . import checks, modeldef
+from ..core import slots as slotlib
+from ..core.authz import Principal
+from ..core.errors import ApiError, Invalid
+from ..core.models import Endpoint, Project, ResourceGroup
+from ..storage import folders
+
+
+def service_of(d: modeldef.ModelDefinition) -> dict:
+    """How a replica serves: the first model with a service."""
+    m = d.servable()[0]
+    svc = m.service
+    return {"model": m.name, "argv": list(svc.argv), "port": svc.port,
+            "health_path": svc.health_check.path if svc.health_check else None}
+
+
+def _same_slots(a: dict, b: dict) -> bool:
+    def clean(x):
+        return {k: Decimal(v) for k, v in x.items() if Decimal(v) != 0}
+    return clean(a) == clean(b)
+
+
+def replica(s: Session, p: Principal, body, hosts) -> dict:
+    """``{"endpoint", "mounts", "service"}`` for the ledger, or Invalid (422)
+    saying what does not match the endpoint."""
+    e = s.get(Endpoint, body.endpoint)
+    if e is None or e.created_by != p.name:
+        # another's endpoint reads as a missing one: its existence is not told
+        raise Invalid(f"endpoint {body.endpoint!r}: no endpoint of yours; a replica runs "
+                      "as its endpoint's creator")
+    if e.state == "terminating":
+        raise Invalid(f"endpoint {e.name!r} is being deleted: no new replica")
+    project = s.get(Project, e.project_id)
+    rg = s.get(ResourceGroup, e.resource_group_id)
+    wrong = []
+    if body.project != project.name:
+        wrong.append(f"project {body.project!r} (the endpoint's: {project.name!r})")
+    if body.resource_group != rg.name:
+        wrong.append(f"resource_group {body.resource_group!r} (the endpoint's: {rg.name!r})")
+    if body.image != e.image:
+        wrong.append(f"image {body.image!r} (the endpoint's: {e.image!r})")
+    if not _same_slots(dict(body.slots), e.slots):
+        wrong.append(f"slots {slotlib.to_text(dict(body.slots))} (the endpoint's: {e.slots})")
+    if body.vfolders:
+        wrong.append("vfolders (a replica mounts its model folder only)")
+    if body.gpu_models:
+        wrong.append("gpu_models (the endpoint's resource group decides)")
+    if wrong:
+        raise Invalid(f"not a replica of endpoint {e.name!r}: " + "; ".join(wrong))
+    try:
+        acc = folders.access(s, p, e.model_folder, "read", hosts)
+        d = modeldef.parse(checks.read_definition(acc.root))
+        service = service_of(d)
+    except ApiError as err:
+        raise Invalid(f"endpoint {e.name!r}: model folder: {err.message}") from None
+    except (OSError, modeldef.ModelDefinitionError, IndexError) as err:
+        raise Invalid(f"endpoint {e.name!r}: the model folder's {checks.DEFINITION_FILE} "
+                      f"cannot be served: {err or 'no model has a service'}") from None
+    mount = {"folder": e.model_folder, "name": acc.name, "path": str(acc.root), "mode": "ro",
+             "target": modeldef.MODELS_ROOT}
+    return {"endpoint": e.id, "mounts": [mount], "service": service}

@@ -1,0 +1,75 @@
+"""Inference sessions on Docker: an endpoint's replicas (docs/serving.md).
+
+A replica is a named server of the endpoint's creator with user_options
+``{session_type: "inference", endpoint: <id>, ...}``; the service checked it
+against its endpoint and handed back, with the allocation, how it serves
+(``allocation["service"]``: the model definition's ``start_command`` as an
+argument vector, its port) and its only mount, the model folder read-only
+at ``/models``. The container runs that command instead of a Jupyter server,
+in its own network namespace like an isolated session: the hub reaches it on
+the session's socket, which the model server takes as
+``$HUBGRID_SERVICE_SOCKET`` (hubgrid/inference's servers do; a server that
+only listens on TCP, as vLLM, needs a bridge from that socket to
+127.0.0.1:``$HUBGRID_SERVICE_PORT``, not built yet). No Jupyter variable and no token reach it:
+a model server calls neither the hub nor the hubgrid API.
+
+The hub adds no proxy route for it (hub_ext/proxyclass.py): a model server
+has no authentication of its own.
+"""
+
+from __future__ import annotations
+
+from jupyterhub.spawner import SpawnException
+
+from .isolation import CONTAINER_DIR, SERVER_SOCKET
+
+#: variables a replica does not get: the hub's (its API token among them),
+#: the relay's and the hubgrid API's (a replica calls none of them)
+DROPPED = ("JUPYTERHUB_", "JPY_", "HUBGRID_RELAY_", "HUBGRID_API_URL", "HUBGRID_SERVER_SOCKET")
+SERVICE_SOCKET = f"{CONTAINER_DIR}/{SERVER_SOCKET}"
+
+
+def replica_environment(env: dict[str, str], service: dict) -> dict[str, str]:
+    """A replica's environment: ``env`` less :data:`DROPPED`, with where the
+    model server listens (the session's socket) and its port."""
+    out = {k: v for k, v in env.items() if not k.startswith(DROPPED)}
+    out["HUBGRID_SERVICE_SOCKET"] = SERVICE_SOCKET
+    out["HUBGRID_SERVICE_PORT"] = str(service["port"])
+    out["HUBGRID_MODEL_NAME"] = service["model"]
+    return out
+
+
+class InferenceDockerMixin:
+    """Before HubgridDockerSpawner in the bases: a start of session type
+    ``inference`` runs the endpoint's model server instead of Jupyter."""
+
+    runs_inference = True
+
+    @property
+    def serving(self) -> dict | None:
+        """How this start serves (None: not an inference session)."""
+        a = self.allocation or {}
+        return a.get("service") if a.get("session_type") == "inference" else None
+
+    def _apply_allocation(self, allocation, opts):
+        super()._apply_allocation(allocation, opts)
+        if allocation.get("session_type") == "inference" and not self.isolated:
+            raise SpawnException(
+                "not started: inference sessions need isolated sessions (the hub reaches "
+                "their model server on its socket only): c.HubgridDockerSpawner.isolated",
+                reason="config", status_code=500)
+        if allocation.get("session_type") == "inference" and not allocation.get("service"):
+            raise SpawnException("not started: the service gave no start command for this "
+                                 "replica", reason="invalid", status_code=400)
+
+    async def get_command(self):
+        service = self.serving
+        return list(service["argv"]) if service else await super().get_command()
+
+    def get_args(self):
+        return [] if self.serving else super().get_args()
+
+    def get_env(self):
+        env = super().get_env()
+        service = self.serving
+        return replica_environment(env, service) if service else env
