@@ -86,6 +86,11 @@ if ! command -v npm >/dev/null 2>&1; then
     log "installing nodejs and npm (apt)"
     apt_install nodejs npm
 fi
+# the load balancer of model-serving endpoints (gateway/balancer.py runs it)
+if [[ ! -x /usr/sbin/haproxy ]] && ! command -v haproxy >/dev/null 2>&1; then
+    log "installing haproxy (apt)"
+    apt_install haproxy
+fi
 
 # ---------------------------------------------------------------- Python venv
 VENV="$REPO_ROOT/.venv"

@@ -1,0 +1,47 @@
+"""``python -m gateway``: the hub-managed service ``hubgrid-gateway``.
+
+Environment (hub_ext/config.py sets it): ``JUPYTERHUB_SERVICE_URL`` (where
+to listen), ``JUPYTERHUB_SERVICE_PREFIX``, ``HUBGRID_API_URL`` (the
+service's API), ``HUBGRID_INTERNAL_TOKEN``, ``HUBGRID_GATEWAY_RUN_DIR``
+(haproxy's configuration and sockets; default ./gateway-run),
+``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .app import State, make_app
+from .balancer import Balancer
+from .sync import Sync
+
+
+async def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="[%(levelname)1.1s %(asctime)s gateway] %(message)s")
+    url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10102"))
+    prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/hubgrid-gateway/")
+    balancer = Balancer(Path(os.environ.get("HUBGRID_GATEWAY_RUN_DIR", "gateway-run")).resolve())
+    state = State(balancer.socket_of)
+    sync = Sync(os.environ["HUBGRID_API_URL"], os.environ["HUBGRID_INTERNAL_TOKEN"], balancer,
+                state, float(os.environ.get("HUBGRID_GATEWAY_SYNC_INTERVAL", "2")))
+    server = make_app(prefix, state).listen(url.port or 80, url.hostname or "127.0.0.1",
+                                            xheaders=True)
+    sync.start()
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, done.set)
+    logging.info("serving on %s%s", url.geturl(), prefix)
+    await done.wait()
+    server.stop()
+    await sync.stop()
+    await balancer.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,109 @@
+"""Who may call which endpoint, and by which model name: pure.
+
+A caller presents an endpoint token (``Authorization: Bearer <secret>``,
+or ``api-key``/``x-api-key`` as some OpenAI tools send it). A token opens
+its own endpoint; a public endpoint is open to every caller, with any token
+or none (OpenAI clients always send one). Refusals say why: 401 when no
+valid token was presented (none, unknown, revoked or expired), 403 when a
+valid token is presented for another endpoint.
+
+The OpenAI gateway names each endpoint the caller may use by a model id:
+its name, or ``project/name`` where two usable endpoints share a name
+(``domain/project/name`` where that is not enough either).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+
+from .table import Endpoint, Table
+
+
+@dataclass(frozen=True)
+class Refusal(Exception):
+    status: int
+    message: str
+
+
+def bearer(headers: dict[str, str]) -> str | None:
+    """The secret a caller presented, if any (header names lower-cased)."""
+    auth = headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    for name in ("api-key", "x-api-key"):
+        if headers.get(name, "").strip():
+            return headers[name].strip()
+    return None
+
+
+def token_endpoint(table: Table, secret: str | None, now: dt.datetime) -> str | None:
+    """The endpoint a presented secret opens; None when no secret was given.
+    Refusal(401) for an unknown, revoked or expired one."""
+    if secret is None:
+        return None
+    t = table.tokens.get(hashlib.sha256(secret.encode()).hexdigest())
+    if t is None:
+        raise Refusal(401, "invalid token: unknown or revoked")
+    if t.expires_at <= now:
+        raise Refusal(401, "invalid token: expired")
+    return t.endpoint_id
+
+
+def may_call(table: Table, endpoint_id: str, secret: str | None, now: dt.datetime) -> Endpoint:
+    """The endpoint, if this caller may call it; Refusal otherwise (404 for
+    an endpoint that does not exist, after the token is judged)."""
+    e = table.endpoints.get(endpoint_id)
+    if e is not None and e.public:
+        return e
+    opened = token_endpoint(table, secret, now)
+    if opened is None:
+        raise Refusal(401, "this endpoint needs a token: Authorization: Bearer <token>")
+    if e is None:
+        raise Refusal(404, "no such endpoint")
+    if opened != endpoint_id:
+        raise Refusal(403, "this token is for another endpoint")
+    return e
+
+
+def usable(table: Table, secret: str | None, now: dt.datetime
+           ) -> tuple[dict[str, Endpoint], Refusal | None]:
+    """Model id -> endpoint, for every endpoint this caller may call, and
+    why a presented token opened nothing (public endpoints stay usable)."""
+    opened, refused = None, None
+    try:
+        opened = token_endpoint(table, secret, now)
+    except Refusal as r:
+        refused = r
+    chosen = [e for e in table.endpoints.values() if e.public or e.id == opened]
+    out: dict[str, Endpoint] = {}
+    for e in sorted(chosen, key=lambda e: (e.domain, e.project, e.name)):
+        out[model_id(e, chosen)] = e
+    return out, refused
+
+
+def choose(table: Table, model: str, secret: str | None, now: dt.datetime) -> Endpoint:
+    """The endpoint a call naming ``model`` goes to; Refusal when none: the
+    token's own refusal (401) first, then 401 for a caller with no token,
+    404 for a model the caller's token does not open."""
+    models, refused = usable(table, secret, now)
+    e = models.get(model)
+    if e is not None:
+        return e
+    if refused is not None:
+        raise refused
+    if secret is None:
+        raise Refusal(401, f"no public model {model[:200]!r}: present the endpoint's token "
+                      "(Authorization: Bearer <token>)")
+    raise Refusal(404, f"no model {model[:200]!r} you may use; GET v1/models lists them")
+
+
+def model_id(e: Endpoint, among: list[Endpoint]) -> str:
+    same = [o for o in among if o.name == e.name]
+    if len(same) == 1:
+        return e.name
+    if sum(1 for o in same if o.project == e.project) == 1:
+        return f"{e.project}/{e.name}"
+    return f"{e.domain}/{e.project}/{e.name}"

@@ -1,0 +1,76 @@
+"""The gateway in step with the service: an IO edge.
+
+Every ``interval`` seconds (and at start) it reads the route table from the
+service (``GET serving/routes``), has the balancer serve it, then the
+handlers; and reports back what it saw (``POST serving/report``): each
+replica's health as haproxy's probes judge it, and the calls counted per
+endpoint since the last report. A service that cannot be reached leaves
+the last table in force (calls keep flowing to the replicas known).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import httpx
+
+from . import table as tablelib
+from .app import State
+from .balancer import Balancer
+
+log = logging.getLogger("hubgrid.gateway")
+
+
+class Sync:
+    def __init__(self, api_url: str, token: str, balancer: Balancer, state: State,
+                 interval: float = 2.0):
+        self.api_url = api_url.rstrip("/") + "/"
+        self.headers = {"Authorization": f"hubgrid-internal {token}"}
+        self.balancer = balancer
+        self.state = state
+        self.interval = interval
+        self.http = httpx.AsyncClient(timeout=20)
+        self.task: asyncio.Task | None = None
+        self.wake = asyncio.Event()
+
+    async def once(self) -> None:
+        r = await self.http.get(self.api_url + "serving/routes", headers=self.headers)
+        r.raise_for_status()
+        table = tablelib.read(r.json())
+        await self.balancer.apply(table.routes)
+        await self.state.set_table(table)
+        replicas = [{"endpoint": s.endpoint_id, "name": s.name, "up": s.up, "status": s.status,
+                     "check": s.check, "detail": s.check_detail,
+                     "down_transitions": s.down_transitions, "calls": s.sessions}
+                    for s in await self.balancer.status()]
+        calls = self.state.counts.take()
+        try:
+            r = await self.http.post(self.api_url + "serving/report", headers=self.headers,
+                                     json={"replicas": replicas, "calls": calls})
+            r.raise_for_status()
+        except httpx.HTTPError:
+            for c in calls:  # counted again in the next report
+                self.state.counts.calls[(c["endpoint"], c["code"])] += c["calls"]
+                self.state.counts.seconds[(c["endpoint"], c["code"])] += c["seconds"]
+            raise
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.once()
+            except Exception as e:  # noqa: BLE001 - keep serving the last table
+                log.warning("gateway: cannot sync with the service: %s", e)
+            try:
+                await asyncio.wait_for(self.wake.wait(), self.interval)
+            except asyncio.TimeoutError:
+                pass
+            self.wake.clear()
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self.task:
+            self.task.cancel()
+        await self.http.aclose()

@@ -1,0 +1,77 @@
+"""The route table the service hands the gateway, read into plain data: pure.
+
+The service's ``GET serving/routes`` (internal token) answers::
+
+    {"endpoints": [{"id", "name", "domain", "project", "public",
+                    "models": ["served model name", ...],
+                    "health": {"path", "interval", "max_retries", "expected_status"},
+                    "replicas": [{"name", "target"}],   # "unix:/path" or "host:port"
+                    "tokens": [{"id", "sha256", "expires_at"}]}]}
+
+Tokens are listed while active only (a revoked one is gone); ``sha256`` is
+the hex digest of the secret, as the service stores it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from .haproxycfg import Health, Replica, Route
+
+
+@dataclass(frozen=True)
+class Token:
+    id: str
+    endpoint_id: str
+    expires_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    id: str
+    name: str
+    domain: str
+    project: str
+    public: bool
+    models: tuple[str, ...]
+    route: Route
+
+
+@dataclass(frozen=True)
+class Table:
+    endpoints: dict[str, Endpoint]
+    tokens: dict[str, Token]  # sha256 hex -> token
+
+    @property
+    def routes(self) -> list[Route]:
+        return [e.route for e in self.endpoints.values()]
+
+
+EMPTY = Table({}, {})
+
+
+def _time(text: str) -> dt.datetime:
+    t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def read(doc: dict) -> Table:
+    """The table in ``doc``; ValueError (KeyError, TypeError) when malformed."""
+    endpoints, tokens = {}, {}
+    for e in doc["endpoints"]:
+        h = e.get("health") or {}
+        health = Health(path=str(h.get("path") or "/health"),
+                        interval_s=max(1, int(h.get("interval") or 10)),
+                        max_retries=max(1, int(h.get("max_retries") or 3)),
+                        expected_status=int(h.get("expected_status") or 200))
+        route = Route(str(e["id"]), tuple(Replica(str(r["name"]), str(r["target"]))
+                                          for r in e.get("replicas") or ()), health)
+        endpoints[route.endpoint_id] = Endpoint(
+            id=route.endpoint_id, name=str(e["name"]), domain=str(e["domain"]),
+            project=str(e["project"]), public=bool(e.get("public")),
+            models=tuple(str(m) for m in e.get("models") or ()), route=route)
+        for t in e.get("tokens") or ():
+            tokens[str(t["sha256"])] = Token(str(t["id"]), route.endpoint_id,
+                                            _time(str(t["expires_at"])))
+    return Table(endpoints, tokens)

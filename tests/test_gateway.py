@@ -1,0 +1,367 @@
+"""The serving gateway (gateway/): its pure rules with plain data, then the
+real thing: real haproxy balancing over real inference servers (the chat
+stand-in of images/inference, run as processes on Unix sockets, as replicas
+listen), the gateway's tornado app in front, called with the openai client.
+
+The route table is given to the gateway directly here (the service's side,
+``serving/routes``, is tested with the service)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import tornado.httpserver
+
+from gateway import access, haproxycfg, table as tablelib
+from gateway.access import Refusal
+from gateway.app import State, make_app
+from gateway.balancer import Balancer, BalancerError
+from gateway.haproxycfg import Health, Replica, Route, RouteError
+
+REPO = Path(__file__).resolve().parent.parent
+NOW = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.timezone.utc)
+EP1, EP2, EP3 = "1" * 32, "2" * 32, "3" * 32
+PREFIX = "/services/hubgrid-gateway/"
+
+
+def sha(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def doc(replicas1=(), replicas2=(), public3=True, now=NOW):
+    later = (now + dt.timedelta(days=1)).isoformat()
+    earlier = (now - dt.timedelta(seconds=1)).isoformat()
+    return {"endpoints": [
+        {"id": EP1, "name": "chat", "domain": "acme", "project": "ml", "public": False,
+         "models": ["echo"], "health": {"path": "/health", "interval": 1, "max_retries": 2,
+                                        "expected_status": 200},
+         "replicas": [{"name": n, "target": t} for n, t in replicas1],
+         "tokens": [{"id": "t1", "sha256": sha("secret-one"), "expires_at": later},
+                    {"id": "t0", "sha256": sha("old-one"), "expires_at": earlier}]},
+        {"id": EP2, "name": "chat", "domain": "acme", "project": "nlp", "public": False,
+         "models": ["echo"], "health": {},
+         "replicas": [{"name": n, "target": t} for n, t in replicas2],
+         "tokens": [{"id": "t2", "sha256": sha("secret-two"), "expires_at": later}]},
+        {"id": EP3, "name": "open", "domain": "beta", "project": "pub", "public": public3,
+         "models": [], "health": {}, "replicas": [], "tokens": []},
+    ]}
+
+
+# ----------------------------------------------------------------- pure rules
+
+def test_the_table_reads_endpoints_tokens_and_health_defaults():
+    t = tablelib.read(doc([("r1", "unix:/tmp/x.sock")]))
+    assert t.endpoints[EP1].route.replicas == (Replica("r1", "unix:/tmp/x.sock"),)
+    assert t.endpoints[EP1].route.health == Health("/health", 1, 2, 200)
+    assert t.endpoints[EP2].route.health == Health()  # defaults
+    assert t.tokens[sha("secret-one")].endpoint_id == EP1
+    assert [r.endpoint_id for r in t.routes] == [EP1, EP2, EP3]
+    with pytest.raises(KeyError):
+        tablelib.read({"endpoints": [{"name": "x"}]})
+
+
+def test_a_token_opens_its_own_endpoint_only():
+    t = tablelib.read(doc(public3=False))
+    assert access.may_call(t, EP1, "secret-one", NOW).name == "chat"
+    for secret, ep, status, words in [
+        (None, EP1, 401, "needs a token"),
+        ("nonsense", EP1, 401, "unknown or revoked"),
+        ("old-one", EP1, 401, "expired"),
+        ("secret-two", EP1, 403, "another endpoint"),
+        ("secret-one", "9" * 32, 404, "no such endpoint"),
+        (None, "9" * 32, 401, "needs a token"),  # no probing for ids without a token
+    ]:
+        with pytest.raises(Refusal) as e:
+            access.may_call(t, ep, secret, NOW)
+        assert (e.value.status, words in e.value.message) == (status, True), secret
+
+
+def test_a_token_expires_at_its_instant():
+    t = tablelib.read(doc())
+    exp = t.tokens[sha("secret-one")].expires_at
+    assert access.may_call(t, EP1, "secret-one", exp - dt.timedelta(microseconds=1))
+    with pytest.raises(Refusal):
+        access.may_call(t, EP1, "secret-one", exp)
+
+
+def test_public_endpoints_take_any_caller_and_any_token():
+    t = tablelib.read(doc())
+    for secret in (None, "nonsense", "secret-two"):
+        assert access.may_call(t, EP3, secret, NOW).name == "open"
+
+
+def test_model_ids_are_names_qualified_only_where_two_share_one():
+    t = tablelib.read(doc())
+    def ids(t, secret):
+        return sorted(access.usable(t, secret, NOW)[0])
+
+    assert ids(t, "secret-one") == ["chat", "open"]
+    assert ids(t, None) == ["open"]
+    assert ids(t, "nonsense") == ["open"]  # public still usable
+    assert access.usable(t, "nonsense", NOW)[1].status == 401
+    both = tablelib.read({"endpoints": [dict(e, public=True) for e in doc()["endpoints"]]})
+    assert ids(both, None) == ["ml/chat", "nlp/chat", "open"]
+    clash = doc()["endpoints"]
+    clash[1] = dict(clash[1], project="ml", domain="other", public=True)
+    clash[0] = dict(clash[0], public=True)
+    assert ids(tablelib.read({"endpoints": clash}), None) == [
+        "acme/ml/chat", "open", "other/ml/chat"]
+    private = tablelib.read(doc(public3=False))
+    assert access.usable(private, None, NOW) == ({}, None)
+
+
+def test_a_call_is_routed_by_model_or_refused_with_the_reason():
+    t = tablelib.read(doc())
+    assert access.choose(t, "chat", "secret-one", NOW).id == EP1
+    assert access.choose(t, "chat", "secret-two", NOW).id == EP2
+    assert access.choose(t, "open", None, NOW).id == EP3
+    for model, secret, status, words in [
+        ("chat", None, 401, "no public model"),
+        ("chat", "old-one", 401, "expired"),
+        ("chat", "nonsense", 401, "unknown"),
+        ("ml/chat", "secret-two", 404, "you may use"),
+        ("open2", "secret-one", 404, "you may use"),
+    ]:
+        with pytest.raises(Refusal) as e:
+            access.choose(t, model, secret, NOW)
+        assert (e.value.status, words in e.value.message) == (status, True), (model, secret)
+
+
+def test_credentials_are_read_from_bearer_or_api_key_headers():
+    assert access.bearer({"authorization": "Bearer abc "}) == "abc"
+    assert access.bearer({"authorization": "bearer abc"}) == "abc"
+    assert access.bearer({"api-key": "k"}) == "k"
+    assert access.bearer({"x-api-key": "k2"}) == "k2"
+    assert access.bearer({"authorization": "Basic xyz"}) is None
+    assert access.bearer({"authorization": "Bearer "}) is None
+    assert access.bearer({}) is None
+
+
+def test_the_configuration_has_a_frontend_and_checked_backend_per_endpoint():
+    text = haproxycfg.render([Route(EP1, (Replica("r1", "unix:/run/a/s.sock"),
+                                          Replica("r-2", "127.0.0.1:8000")),
+                                    Health("/healthz", 5, 3, 204)),
+                              Route(EP2)], "/run/gw")
+    assert f"bind unix@/run/gw/ep-{EP1}.sock mode 600" in text
+    assert "server r1 unix@/run/a/s.sock check" in text
+    assert "server r-2 127.0.0.1:8000 check" in text
+    assert "http-check send meth GET uri /healthz" in text
+    assert "http-check expect status 204" in text
+    assert "inter 5s fall 3 rise 1" in text
+    assert f"backend be_{EP2}" in text  # no replica: still routed (503)
+
+
+@pytest.mark.parametrize("route", [
+    Route("not-an-id"),
+    Route(EP1, (Replica("bad name", "unix:/x"),)),
+    Route(EP1, (Replica("r", "unix:/x"), Replica("r", "unix:/y"))),
+    Route(EP1, (Replica("r", "unix:relative"),)),
+    Route(EP1, (Replica("r", "unix:/x y"),)),
+    Route(EP1, (Replica("r", "host:99999"),)),
+    Route(EP1, (Replica("r", "nohost"),)),
+    Route(EP1, (), Health("no-slash")),
+    Route(EP1, (), Health("/x", 0)),
+    Route(EP1, (), Health("/x", 5, 3, 700)),
+])
+def test_a_route_the_balancer_cannot_take_is_refused(route):
+    with pytest.raises(RouteError):
+        haproxycfg.render([route], "/run/gw")
+
+
+def test_an_endpoint_listed_twice_is_refused():
+    with pytest.raises(RouteError):
+        haproxycfg.render([Route(EP1), Route(EP1)], "/run/gw")
+
+
+# ------------------------------------------------------- the real balancer
+
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+needs_haproxy = pytest.mark.skipif(not os.path.exists(HAPROXY) and not os.environ.get("CI"),
+                                   reason="haproxy is not installed (scripts/install.sh)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Replicas:
+    """Real chat stand-in servers (images/inference), each on its Unix socket."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str) -> str:
+        sock = self.root / f"{name}.sock"
+        env = {**os.environ, "PYTHONPATH": str(REPO / "images" / "inference")}
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "hubgrid_inference.echochat", "--model-name", "echo",
+             "--port", str(free_port()), "--unix", str(sock)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not sock.exists():
+            assert self.procs[name].poll() is None, "the replica exited"
+            assert time.monotonic() < deadline, "the replica did not listen"
+            time.sleep(0.02)
+        return "unix:" + str(sock)
+
+    def kill(self, name: str) -> None:
+        self.procs[name].kill()
+        self.procs[name].wait()
+
+    def stop(self):
+        for p in self.procs.values():
+            p.kill()
+            p.wait()
+
+
+@pytest.fixture
+async def gateway(tmp_path):
+    """(state, balancer, replicas, base url): the app on a free port."""
+    run = Path(f"/tmp/hubgrid-gw-{os.getpid()}-{id(tmp_path)}")  # sockets: short paths
+    balancer = Balancer(run, HAPROXY)
+    state = State(balancer.socket_of)
+    replicas = Replicas(tmp_path)
+    server = tornado.httpserver.HTTPServer(make_app(PREFIX, state))
+    port = free_port()
+    server.listen(port, "127.0.0.1")
+    try:
+        yield state, balancer, replicas, f"http://127.0.0.1:{port}{PREFIX}"
+    finally:
+        server.stop()
+        await server.close_all_connections()
+        await balancer.stop()
+        for c in state.clients.values():
+            await c.aclose()
+        replicas.stop()
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def real_doc(*a, **kw):
+    """The table with tokens' expiries around the real clock (the app's)."""
+    return doc(*a, now=dt.datetime.now(dt.timezone.utc), **kw)
+
+
+async def serve(state, balancer, d):
+    t = tablelib.read(d)
+    await balancer.apply(t.routes)
+    await state.set_table(t)
+
+
+@needs_haproxy
+async def test_calls_are_balanced_streamed_and_survive_a_killed_replica(gateway):
+    state, balancer, replicas, base = gateway
+    r1, r2 = replicas.start("r1"), replicas.start("r2")
+    await serve(state, balancer, real_doc([("r1", r1), ("r2", r2)]))
+    client = openai.AsyncOpenAI(base_url=base + "v1", api_key="secret-one", max_retries=0)
+    try:
+        await balanced_streamed_and_healed(client, state, balancer, replicas)
+    finally:
+        await client.close()
+
+
+async def balanced_streamed_and_healed(client, state, balancer, replicas):
+    r2 = "unix:" + str(replicas.root / "r2.sock")
+    models = await client.models.list()
+    assert sorted(m.id for m in models.data) == ["chat", "open"]
+    answer = await client.chat.completions.create(
+        model="chat", messages=[{"role": "user", "content": "hello there"}])
+    assert answer.choices[0].message.content == "echo: hello there"
+    assert answer.model == "echo"  # the name the replica serves
+    stream = await client.chat.completions.create(
+        model="chat", stream=True, messages=[{"role": "user", "content": "one two three"}])
+    words = [c.choices[0].delta.content async for c in stream if c.choices and
+             c.choices[0].delta.content]
+    assert "".join(words).split() == ["echo:", "one", "two", "three"]
+    for _ in range(6):
+        await client.completions.create(model="chat", prompt="x")
+    served = {s.name: s.sessions for s in await balancer.status()}
+    assert served["r1"] > 0 and served["r2"] > 0, served  # both replicas took calls
+
+    replicas.kill("r1")
+    results = [await client.chat.completions.create(
+        model="chat", messages=[{"role": "user", "content": f"after {i}"}]) for i in range(8)]
+    assert [r.choices[0].message.content for r in results] == [f"echo: after {i}"
+                                                               for i in range(8)]
+    down = {s.name: s for s in await balancer.status()}
+    assert not down["r1"].up and down["r2"].up, down
+
+    # the runtime replaces it: a new replica joins the rotation
+    r3 = replicas.start("r3")
+    assert await balancer.apply(tablelib.read(real_doc([("r2", r2), ("r3", r3)])).routes)
+    assert not await balancer.apply(tablelib.read(real_doc([("r2", r2), ("r3", r3)])).routes)
+    for _ in range(6):
+        await client.completions.create(model="chat", prompt="y")
+    assert {s.name for s in await balancer.status() if s.endpoint_id == EP1} == {"r2", "r3"}
+    calls = state.counts.take()
+    assert {(c["endpoint"], c["code"]) for c in calls} == {(EP1, "2xx")}
+    assert sum(c["calls"] for c in calls) == 1 + 1 + 6 + 8 + 6
+    assert state.counts.take() == []
+
+
+@needs_haproxy
+async def test_refusals_answer_in_openais_shape(gateway):
+    state, balancer, replicas, base = gateway
+    r1 = replicas.start("r1")
+    await serve(state, balancer, real_doc([("r1", r1)]))
+    async with httpx.AsyncClient(base_url=base) as h:
+        cases = [
+            ("POST", "v1/chat/completions", None, {"model": "chat"}, 401),  # no token, not public
+            ("POST", "v1/chat/completions", "old-one", {"model": "chat"}, 401),
+            ("POST", "v1/chat/completions", "secret-two", {"model": "ml/chat"}, 404),
+            ("POST", "v1/chat/completions", "secret-one", {"messages": []}, 400),
+            ("GET", f"e/{EP1}/health", "secret-two", None, 403),
+            ("GET", f"e/{EP1}/health", None, None, 401),
+            ("GET", f"e/{'9' * 32}/health", "secret-one", None, 404),
+        ]
+        for method, path, secret, body, status in cases:
+            headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+            r = await h.request(method, path, headers=headers, json=body)
+            assert r.status_code == status, (path, secret, r.text)
+            assert r.json()["error"]["message"]
+        r = await h.post("v1/embeddings", content=b"{not json",
+                         headers={"Authorization": "Bearer secret-one"})
+        assert r.status_code == 400 and "not JSON" in r.json()["error"]["message"]
+        # the endpoint's own URL passes paths through; the caller's token stays here
+        r = await h.get(f"e/{EP1}/v1/models", headers={"Authorization": "Bearer secret-one"})
+        assert r.status_code == 200 and r.json()["data"][0]["id"] == "echo"
+        # a public endpoint with no replica yet: a clear 503
+        r = await h.get(f"e/{EP3}/v1/models")
+        assert r.status_code == 503 and r.json()["error"]["code"] == "no_replica"
+        # an endpoint whose only replica died
+        replicas.kill("r1")
+        r = await h.post("v1/chat/completions", headers={"Authorization": "Bearer secret-one"},
+                         json={"model": "chat", "messages": [{"role": "user", "content": "x"}]})
+        assert r.status_code == 503 and "no replica" in r.json()["error"]["message"]
+
+
+@needs_haproxy
+async def test_a_configuration_haproxy_refuses_changes_nothing(tmp_path):
+    run = Path(f"/tmp/hubgrid-gwbad-{os.getpid()}")
+    b = Balancer(run, HAPROXY)
+    try:
+        await b.apply([Route(EP1)])
+        before = (run / "haproxy.cfg").read_text()
+        # a socket path haproxy cannot bind (too long for a Unix socket address)
+        with pytest.raises(BalancerError):
+            await b.apply([Route(EP1, (Replica("r", "unix:/" + "x" * 200),))]) or \
+                await asyncio.sleep(0)
+        assert (run / "haproxy.cfg").read_text() == before
+        assert b.running
+    finally:
+        await b.stop()
+        shutil.rmtree(run, ignore_errors=True)
