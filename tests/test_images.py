@@ -286,7 +286,7 @@ def test_an_image_added_by_api_takes_its_minimum_and_ports_from_its_labels(tenan
         "labels": {"ai.hubgrid.resource.min.cpu": "0.5", "ai.hubgrid.service-ports": "lab:http:lab"},
         "min_slots": {"cpu": "0.5"},
         "service_ports": [{"name": "lab", "protocol": "http", "path": "lab"}],
-        "domains": [], "source": "api",
+        "session_types": ["batch", "interactive"], "domains": [], "source": "api",
         "created_at": NOW.isoformat(), "updated_at": NOW.isoformat(),
     }
 
@@ -498,10 +498,10 @@ class FakeDockerImages:
     def __init__(self, listing: list[dict]):
         self.listing = listing
         self.closed = False
-        self.filters = None
+        self.filters = []
 
     def images(self, filters=None):
-        self.filters = filters
+        self.filters.append(filters)
         label = (filters or {}).get("label")
         return [i for i in self.listing if label is None or label in (i.get("Labels") or {})]
 
@@ -536,7 +536,8 @@ def test_every_tag_of_a_marked_image_is_listed_with_its_labels():
         {"name": "hubgrid/base:1", "labels": BASE_LABELS},
         {"name": "hubgrid/base:latest", "labels": BASE_LABELS},
     ]
-    assert client.filters == {"label": "ai.hubgrid.session-image"}
+    assert client.filters == [{"label": "ai.hubgrid.session-image"},
+                              {"label": "ai.hubgrid.inference-image"}]
 
 
 def test_the_scan_asks_each_host_reports_failures_and_closes_its_clients():

@@ -258,3 +258,32 @@ def test_0005_files_old_audit_entries_under_the_domain_they_are_about(bare_engin
         got = dict(c.execute(sa.text("SELECT id, domain FROM audit_log")).all())
     assert got == {1: "acme", 2: None, 3: "default", 4: None, 5: "default", 6: None,
                    7: "default"}
+
+
+def test_0017_gives_inference_to_the_groups_that_ran_every_type_and_only_to_them(bare_engine):
+    """A group made with the default (then interactive and batch: every
+    type) runs inference too, as a group made now does; a group an admin
+    narrowed keeps what it has; downgrading takes inference away again."""
+    db.upgrade(bare_engine, "0016")
+    before = {1: ["interactive", "batch"], 2: ["batch"], 3: ["interactive"], 4: [],
+              5: ["batch", "interactive"]}
+    grp = sa.table("resource_groups", sa.column("id", sa.Integer),
+                   sa.column("session_types", sa.JSON))
+    with bare_engine.begin() as c:
+        for id_, types in before.items():
+            c.execute(sa.text(
+                "INSERT INTO resource_groups (id, name, description, active, session_types, "
+                "queue_order, hol_passes, created_at) VALUES (:id, :name, '', true, '[]', "
+                "'fifo', 3, CURRENT_TIMESTAMP)"), {"id": id_, "name": f"g{id_}"})
+            c.execute(grp.update().where(grp.c.id == id_).values(session_types=types))
+
+    def types_now() -> dict:
+        with bare_engine.connect() as c:
+            return dict(c.execute(sa.select(grp.c.id, grp.c.session_types)).all())
+
+    db.upgrade(bare_engine)
+    assert types_now() == {1: ["interactive", "batch", "inference"], 2: ["batch"],
+                           3: ["interactive"], 4: [],
+                           5: ["batch", "interactive", "inference"]}
+    db.downgrade(bare_engine, "0016")
+    assert types_now() == before

@@ -4,7 +4,8 @@ Pure functions, no IO. The registry (``quota_service.registry``) stores what
 ``parse_labels`` reads from an image; the scan (``quota_service.dockerscan``)
 feeds it what Docker reports. An image declares itself with labels::
 
-    ai.hubgrid.session-image=1                       # scans register it
+    ai.hubgrid.session-image=1                       # scans register it: interactive, batch
+    ai.hubgrid.inference-image=1                     # scans register it: inference (replicas)
     ai.hubgrid.resource.min.cpu=0.5                  # any registered slot
     ai.hubgrid.resource.min.mem=256M                 # sizes as for requests
     ai.hubgrid.service-ports=jupyterlab:http:lab,terminal:http:lab/terminals/1
@@ -23,6 +24,15 @@ from . import slots as slotlib
 
 LABEL_PREFIX = "ai.hubgrid."
 MARKER = "ai.hubgrid.session-image"
+#: an image for the replicas of model-serving endpoints (docs/serving.md)
+INFERENCE_MARKER = "ai.hubgrid.inference-image"
+#: the labels a scan looks for: an image carrying either is registered
+MARKERS = (MARKER, INFERENCE_MARKER)
+#: the session types each marker label says an image runs
+MARKER_TYPES = {MARKER: ("batch", "interactive"), INFERENCE_MARKER: ("inference",)}
+#: what an image marked with neither runs (one added through the API without
+#: labels): sessions, as before inference images existed
+UNMARKED_TYPES = MARKER_TYPES[MARKER]
 MIN_PREFIX = "ai.hubgrid.resource.min."
 PORTS = "ai.hubgrid.service-ports"
 
@@ -135,6 +145,16 @@ def check_min_slots(raw: Mapping) -> dict[str, str]:
     return slotlib.to_text(slotlib.parse_request(raw))
 
 
+def session_types(labels: Mapping[str, str] | None) -> tuple[str, ...]:
+    """The session types an image runs, sorted, from its marker labels:
+    ``session-image`` interactive and batch, ``inference-image`` inference
+    (replicas of endpoints; no Jupyter server in it), both all three; an
+    image with neither (added through the API) interactive and batch."""
+    found = sorted({t for marker, types in MARKER_TYPES.items() if marker in (labels or {})
+                    for t in types})
+    return tuple(found) if found else UNMARKED_TYPES
+
+
 @dataclass(frozen=True)
 class ImageSpec:
     """What an image's labels declare."""
@@ -142,6 +162,10 @@ class ImageSpec:
     labels: Mapping[str, str]
     min_slots: Mapping[str, str]
     service_ports: tuple[ServicePort, ...]
+
+    @property
+    def session_types(self) -> tuple[str, ...]:
+        return session_types(self.labels)
 
     @property
     def ports(self) -> list[dict]:

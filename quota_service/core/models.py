@@ -233,7 +233,9 @@ class ResourceGroup(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
-    session_types: Mapped[list] = mapped_column(JSON, default=lambda: ["interactive", "batch"])
+    #: every type by default (0017 gave inference to the groups that ran every type before)
+    session_types: Mapped[list] = mapped_column(
+        JSON, default=lambda: ["interactive", "batch", "inference"])
     queue_order: Mapped[str] = mapped_column(String(16), default="fifo")
     hol_passes: Mapped[int] = mapped_column(Integer, default=3)
     pending_timeout: Mapped[int | None] = mapped_column(Integer, nullable=True)

@@ -316,7 +316,8 @@ class ResourceGroupCreate(Body):
     name: EntityName
     description: Description = ""
     active: StrictBool = True
-    session_types: list[SessionType] = ["interactive", "batch"]
+    #: what the group runs: every type unless said (``inference``: endpoints' replicas)
+    session_types: list[SessionType] = ["interactive", "batch", "inference"]
     queue_order: Literal["fifo", "priority", "drf"] = "fifo"
     hol_passes: Annotated[int, Field(ge=0, le=1000)] = 3
     pending_timeout: Seconds | None = None

@@ -137,6 +137,8 @@ class ImageFacts:
     min_slots: Mapping[str, Decimal]
     #: may the requesting user's domain use it (``images.usable_by``)
     usable: bool
+    #: the session types it runs (``images.session_types``)
+    session_types: frozenset[str] = frozenset({"interactive", "batch"})
 
 
 @dataclass(frozen=True)
@@ -182,14 +184,19 @@ def check_group(req: Request, snap: Snapshot) -> list[Reason]:
 
 def check_image(req: Request, snap: Snapshot) -> list[Reason]:
     """The image must be in the registry, usable by the user's domain (one
-    it may not use is refused exactly like an unknown one), and the request
-    at least the image's minimum."""
+    it may not use is refused exactly like an unknown one), run the session
+    type asked for (an inference image runs no Jupyter session), and the
+    request at least the image's minimum."""
     if req.image is None:
         return []
     img = snap.image
     if img is None or img.name != req.image or not img.usable:
         return [Reason("image", REFUSE, "image", req.image,
                        message=f"unknown image {req.image!r}")]
+    if req.session_type not in img.session_types:
+        return [Reason("session-type", REFUSE, "image", img.name,
+                       message=f"image {img.name} does not run {req.session_type} sessions "
+                       f"(it runs: {', '.join(sorted(img.session_types))})")]
     out = []
     for slot, minimum in sorted(img.min_slots.items()):
         offered = _offered(req.slots, slot)

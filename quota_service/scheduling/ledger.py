@@ -200,8 +200,10 @@ def spawn_choices(s: Session, user_name: str) -> dict:
             "remaining": {k: (None if v is None else format_amount(v)) for k, v in left.items()},
             "sessions_left": admission.sessions_left(levels),
         })
+    # the form starts interactive and batch sessions: no inference image
     images_ = [{"name": i["name"], "min_slots": i["min_slots"]}
-               for i in registry.list_images(s, p)]
+               for i in registry.list_images(s, p)
+               if {"interactive", "batch"} & set(i["session_types"])]
     return {"user": user.name, "domain": domain.name, "projects": projects, "images": images_}
 
 

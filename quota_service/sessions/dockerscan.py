@@ -1,7 +1,8 @@
-"""Scanning Docker hosts for session images: the IO edge of the registry.
+"""Scanning Docker hosts for hubgrid's images: the IO edge of the registry.
 
-A session image carries the label ``ai.hubgrid.session-image``; each of
-its tags is one registry entry. docker-py's calls block, so each host is
+A session image carries the label ``ai.hubgrid.session-image``, an image
+for inference replicas ``ai.hubgrid.inference-image`` (``images.MARKERS``);
+each tag of either is one registry entry. docker-py's calls block, so each host is
 asked in a worker thread; a host that does not answer is reported, never
 raised. ``registry.apply_scan`` records the result.
 """
@@ -12,7 +13,7 @@ import asyncio
 from typing import Callable, Iterable
 from urllib.parse import urlparse
 
-from ..core.images import MARKER
+from ..core.images import MARKERS
 
 #: URL schemes docker-py speaks; other node backends (e.g. Slurm) are not scanned
 DOCKER_SCHEMES = ("unix", "tcp", "http", "https", "ssh")
@@ -30,17 +31,19 @@ def docker_hosts(node_urls: Iterable[str], configured: Iterable[str]) -> list[st
 
 
 def session_images(client) -> list[dict]:
-    """``[{"name", "labels"}]``: every tag of the images carrying the marker
-    label, as the low-level docker-py client lists them (blocking)."""
-    out = []
-    for img in client.images(filters={"label": MARKER}):
-        labels = img.get("Labels") or {}
-        if MARKER not in labels:  # the engine filters; this is belt and braces
-            continue
-        for tag in img.get("RepoTags") or []:
-            if tag != "<none>:<none>":
-                out.append({"name": tag, "labels": dict(labels)})
-    return out
+    """``[{"name", "labels"}]``: every tag of the images carrying a marker
+    label, each once, as the low-level docker-py client lists them
+    (blocking). The engine ANDs the labels of one filter: one call per marker."""
+    out: dict[str, dict] = {}
+    for marker in MARKERS:
+        for img in client.images(filters={"label": marker}):
+            labels = img.get("Labels") or {}
+            if marker not in labels:  # the engine filters; this is belt and braces
+                continue
+            for tag in img.get("RepoTags") or []:
+                if tag != "<none>:<none>":
+                    out.setdefault(tag, {"name": tag, "labels": dict(labels)})
+    return list(out.values())
 
 
 def docker_client(url: str, timeout: float):

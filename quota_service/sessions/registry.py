@@ -1,4 +1,4 @@
-"""The image registry: which session images exist and who may use them.
+"""The image registry: which images exist, what they run and who may use them.
 
 Same shape as ``scheduling.inventory``: functions over one session and the caller,
 plain dicts out, refusals as ApiErrors. Everybody lists the images their
@@ -40,6 +40,8 @@ def image_model(img: Image) -> dict:
         "labels": img.labels,
         "min_slots": img.min_slots,
         "service_ports": img.service_ports,
+        #: what it runs (from its marker labels: ``images.session_types``)
+        "session_types": list(images.session_types(img.labels)),
         "domains": img.domains,
         "source": img.source,
         "created_at": iso(img.created_at),
@@ -151,6 +153,7 @@ def facts(s: Session, name: str | None, domain: Domain) -> admission.ImageFacts 
         name=img.name,
         min_slots={k: Decimal(v) for k, v in img.min_slots.items()},
         usable=usable(img, domain),
+        session_types=frozenset(images.session_types(img.labels)),
     )
 
 
