@@ -150,9 +150,21 @@ RULES = {
         outcomes(OK, OK, OK, Denied, Denied, Denied),
     ),
     # model serving (issue #23): endpoints of project acme/ml
-    "see, change or give tokens to an endpoint of acme/ml": (
+    "see, use or give tokens to an endpoint of acme/ml": (
         lambda p: authz.require_see_endpoint(p, "acme", "ml", "e1"),
         outcomes(OK, OK, Hidden, OK, Hidden, Hidden),
+    ),
+    "scale or delete an endpoint of acme/ml that alice (the member) made": (
+        lambda p: authz.require_change_endpoint(p, "acme", "ml", "alice", "e1"),
+        outcomes(OK, OK, Hidden, OK, Hidden, Hidden),
+    ),
+    "scale or delete an endpoint of acme/ml that carol (another member) made": (
+        lambda p: authz.require_change_endpoint(p, "acme", "ml", "carol", "e1"),
+        outcomes(OK, OK, Hidden, Denied, Hidden, Hidden),
+    ),
+    "scale or delete an endpoint of acme/ml that bob made before he left the project": (
+        lambda p: authz.require_change_endpoint(p, "acme", "ml", "bob", "e1"),
+        outcomes(OK, OK, Hidden, Denied, Hidden, Hidden),
     ),
     "create an endpoint in acme/ml (members only)": (
         lambda p: authz.require_create_endpoint(p, "acme", "ml"),
@@ -214,6 +226,15 @@ def test_whose_sessions_and_usage_a_caller_reads(check, caller, scope):
     ("foreign-user", ("globex", frozenset({("globex", "lab")})))])
 def test_whose_endpoints_a_caller_lists(caller, scope):
     assert authz.endpoint_listing_scope(CALLERS[caller]) == scope
+
+
+def test_a_member_who_did_not_make_an_endpoint_is_told_who_may_change_it():
+    with pytest.raises(Denied) as e:
+        authz.require_change_endpoint(CALLERS["member"], "acme", "ml", "carol", "e1")
+    assert str(e.value) == ("only the endpoint's creator (carol) or an admin of domain "
+                            "'acme' may change or delete it")
+    assert authz.can_change_endpoint(CALLERS["member"], "acme", "ml", "alice")
+    assert not authz.can_change_endpoint(CALLERS["member"], "acme", "ml", "carol")
 
 
 def test_hidden_refusals_do_not_say_more_than_not_found():

@@ -32,6 +32,10 @@ REPO = Path(__file__).resolve().parent.parent
 CHAT = (REPO / "examples/models/echo-chat/model-definition.yaml").read_bytes()
 IMAGE = "hubgrid/inference:latest"
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+INFERENCE_LABEL = {"ai.hubgrid.inference-image": "1"}
+#: the one node of the group ``infer``: 4 CPUs, 8 GiB, 2 GPUs
+NODE = {"name": "infer-1", "resource_group": "infer", "capacity": {"cpu": "4", "mem": "8G"},
+        "devices": [{"index": i, "model": "T4"} for i in range(2)]}
 
 
 def uniq(prefix: str) -> str:
@@ -39,9 +43,9 @@ def uniq(prefix: str) -> str:
 
 
 class Env:
-    """The served service with a resource group ``infer`` granted to acme,
-    the inference image (every domain) and globex's own image, and alice's
-    model folder holding the echo-chat definition."""
+    """The served service with a resource group ``infer`` granted to acme
+    (one node, ``NODE``), the inference image (every domain) and globex's
+    own image, and alice's model folder holding the echo-chat definition."""
 
     def __init__(self, served):  # noqa: F811
         self.served = served
@@ -91,9 +95,11 @@ async def env(served):  # noqa: F811
     with e.world.tx() as s:
         if s.scalar(sa.select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
             s.add(ResourcePolicy(name="default"))
-    await e.ok("POST", "resource-groups", "root", 201, {"name": "infer"})
+    group = await e.ok("POST", "resource-groups", "root", 201, {"name": "infer"})
+    assert "inference" in group["session_types"]  # the default: every type
     await e.ok("PUT", "resource-groups/infer/grants", "root", 201, {"domain": "acme"})
-    await e.ok("POST", "images", "root", 201, {"name": IMAGE})
+    await e.ok("POST", "nodes", "root", 201, NODE)
+    await e.ok("POST", "images", "root", 201, {"name": IMAGE, "labels": INFERENCE_LABEL})
     await e.ok("POST", "images", "root", 201, {"name": "globex/only:1", "domains": ["globex"]})
     e.folder = await e.folder_with("alice", CHAT)
     return e
@@ -146,6 +152,72 @@ async def test_a_replica_below_the_images_minimum_is_a_problem_per_slot(env):
                  {"min_slots": {"cpu": "2", "mem": "512M"}})
     [p] = await problems_of(env, env.body())
     assert p["field"] == "slots.cpu" and "needs at least cpu 2" in p["message"]
+
+
+async def test_an_image_that_runs_no_inference_sessions_is_a_problem(env):
+    """A Jupyter session image (marked as one, or added without a marker)
+    runs no replica."""
+    await env.ok("POST", "images", "root", 201,
+                 {"name": "hubgrid/lab:1", "labels": {"ai.hubgrid.session-image": "1"}})
+    [p] = await problems_of(env, env.body(image="hubgrid/lab:1"))
+    assert p == {"field": "image", "message": "image hubgrid/lab:1 does not run inference "
+                 "sessions (it runs: batch, interactive)"}
+
+
+async def test_a_group_that_does_not_run_inference_sessions_is_a_problem(env):
+    await env.ok("POST", "resource-groups", "root", 201,
+                 {"name": "batch-only", "session_types": ["batch"]})
+    await env.ok("PUT", "resource-groups/batch-only/grants", "root", 201, {"domain": "acme"})
+    [p] = await problems_of(env, env.body(resource_group="batch-only"))
+    assert p == {"field": "resource_group", "message": "resource group batch-only does not "
+                 "run inference sessions (it runs: batch)"}
+
+
+async def test_a_replica_no_node_could_hold_is_a_problem_with_the_largest_nodes_capacity(env):
+    problems = await problems_of(env, env.body(slots={"cpu": "6", "mem": "1G", "gpu": "3"}))
+    assert problems == [
+        {"field": "slots.cpu", "message": "one replica asks for cpu 6; the largest node of "
+         "resource group infer has 4"},
+        {"field": "slots.gpu", "message": "one replica asks for gpu 3; the largest node of "
+         "resource group infer has 2"}]
+    r, data = await env.call("POST", "endpoints", "alice",
+                             env.body(slots={"cpu": "1", "gpu": "3"}))
+    assert r.code == 422 and [p["field"] for p in data["detail"]] == ["slots.gpu"]
+    assert env.count(Endpoint) == 0
+
+
+async def test_a_group_without_nodes_is_a_problem(env):
+    await env.ok("POST", "resource-groups", "root", 201, {"name": "empty"})
+    await env.ok("PUT", "resource-groups/empty/grants", "root", 201, {"domain": "acme"})
+    assert await problems_of(env, env.body(resource_group="empty")) == [
+        {"field": "resource_group", "message": "resource group empty has no nodes: no "
+         "replica can run there"}]
+
+
+async def test_replicas_beyond_the_groups_capacity_are_a_warning_not_a_refusal(env):
+    """The user trial's case: many replicas of GPUs on a small cluster, with
+    no limit in the policy. Replicas beyond the group wait in the queue."""
+    body = env.body(replicas=5, slots={"cpu": "0.5", "mem": "3G", "gpu": "1"})
+    data = await env.ok("POST", "endpoints/validate", "alice", 200, body)
+    assert data["ok"] is True and data["problems"] == []
+    assert data["warnings"] == [
+        {"field": "slots.gpu", "message": "5 x 1 = 5: resource group infer has 2 in all; "
+         "the replicas that do not fit wait in the queue"},
+        {"field": "slots.mem", "message": "5 x 3 GiB = 15 GiB: resource group infer has "
+         "8 GiB in all; the replicas that do not fit wait in the queue"}]
+    made = await env.ok("POST", "endpoints", "alice", 201, body)
+    assert made["warnings"] == data["warnings"] and made["replicas"] == 5
+    fits = await env.ok("POST", "endpoints/validate", "alice", 200, env.body(replicas=2))
+    assert fits["warnings"] == []
+
+
+async def test_a_replica_only_a_drained_node_holds_is_a_warning(env):
+    await env.ok("PATCH", "nodes/infer-1", "root", 200, {"schedulable": False})
+    data = await env.ok("POST", "endpoints/validate", "alice", 200, env.body())
+    assert data["ok"] is True and data["warnings"] == [
+        {"field": "resource_group", "message": "one replica fits only nodes of resource "
+         "group infer that take no new sessions now (infer-1): replicas wait in the queue "
+         "until one does"}]
 
 
 async def test_a_folder_the_caller_may_not_read_is_a_problem_named_as_missing(env):
@@ -280,6 +352,36 @@ async def test_change_replicas_within_limits_and_public_only_as_an_admin(env):
     r, _ = await env.call("PATCH", path, "bob", {"replicas": 1})
     assert r.code == 404
     assert {e.outcome for e in env.audit("endpoint.update")} == {"success", "invalid", "denied"}
+
+
+async def test_another_member_uses_an_endpoint_but_only_its_creator_and_admins_change_it(env):
+    """bob joins ml: he sees alice's endpoint and makes and revokes its
+    tokens, but scaling or deleting it is 403 with the reason; ada (admin
+    of acme, no member) and root may."""
+    await env.ok("PUT", "domains/acme/projects/ml/members/bob", "root", 201)
+    ep = await make(env)
+    path = f"endpoints/{ep['id']}"
+    assert (await env.ok("GET", path, "bob", 200))["id"] == ep["id"]
+    for method, body in (("PATCH", {"replicas": 2}), ("PATCH", {"public": True}),
+                         ("DELETE", None)):
+        r, data = await env.call(method, path, "bob", body)
+        assert r.code == 403, (method, data)
+        assert data["message"] == ("only the endpoint's creator (alice) or an admin of domain "
+                                   "'acme' may change or delete it")
+    token = await env.ok("POST", f"{path}/tokens", "bob", 201, {"expires_in_days": 1})
+    await env.ok("DELETE", f"{path}/tokens/{token['id']}", "bob", 204)
+    mine = await env.ok("POST", f"{path}/tokens", "alice", 201, {"expires_in_days": 1})
+    await env.ok("DELETE", f"{path}/tokens/{mine['id']}", "bob", 204)
+    assert (await env.ok("PATCH", path, "alice", 200, {"replicas": 2}))["replicas"] == 2
+    assert (await env.ok("PATCH", path, "ada", 200, {"replicas": 3}))["replicas"] == 3
+    assert (await env.ok("PATCH", path, "root", 200, {"replicas": 1}))["replicas"] == 1
+    assert env.count(Endpoint) == 1
+    await env.ok("DELETE", path, "ada", 204)
+    other = await make(env)
+    await env.ok("DELETE", f"endpoints/{other['id']}", "root", 204)
+    assert env.count(Endpoint) == 0
+    assert [e.outcome for e in env.audit("endpoint.delete")] == [
+        "denied", "success", "success"]
 
 
 async def test_delete_removes_the_endpoint_and_its_tokens(env):

@@ -210,7 +210,8 @@ def serving_ready(w):
     tests/test_endpoints.py)."""
     folder = SERVING.get(w.hub.url)
     if folder is None:
-        r = w.hub.call("POST", "images", "admin", json={"name": "matrix/inference:1"})
+        r = w.hub.call("POST", "images", "admin", json={
+            "name": "matrix/inference:1", "labels": {"ai.hubgrid.inference-image": "1"}})
         assert r.status_code == 201, r.text
         folder = alice_folder(w)["folder"]
         r = w.hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", "alice",
@@ -230,6 +231,29 @@ def endpoint_body():
 def alice_endpoint(w):
     serving_ready(w)
     r = w.hub.call("POST", "endpoints", "alice", json=endpoint_body())
+    assert r.status_code == 201, r.text
+    return {"endpoint": r.json()["id"]}
+
+
+def mates_endpoint(w):
+    """An endpoint of acme/ml made by ``mate``, a member of ml besides alice
+    (not a caller): alice uses it but may not scale or delete it."""
+    serving_ready(w)
+    mate = SERVING.get(f"mate {w.hub.url}")
+    if mate is None:
+        mate = uniq("mate")
+        r = w.hub.call("POST", "users", "admin", json={"name": mate, "domain": "acme"})
+        assert r.status_code == 201, r.text
+        r = w.hub.call("PUT", f"domains/acme/projects/ml/members/{mate}", "admin")
+        assert r.status_code == 201, r.text
+        folder = w.hub.call("POST", "vfolders", mate, json={"name": uniq("model")}).json()["id"]
+        r = w.hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", mate,
+                       data=MODEL_DEFINITION)
+        assert r.status_code == 201, r.text
+        SERVING[f"mate {w.hub.url}"] = mate
+        SERVING[f"mate-folder {w.hub.url}"] = folder
+    r = w.hub.call("POST", "endpoints", mate, json={
+        **endpoint_body(), "model_folder": SERVING[f"mate-folder {w.hub.url}"]})
     assert r.status_code == 201, r.text
     return {"endpoint": r.json()["id"]}
 
@@ -460,7 +484,8 @@ CASES = [
     ("tus-terminate", "DELETE", "vfolders/{folder}/tus/{upload}", None, alice_tus_upload,
      expect(404, alice=204), TUS),
     # model serving (issue #23): members create; members and admins of the
-    # domain see, change and give tokens; public is for admins
+    # domain see and give tokens; its creator and admins change and delete
+    # it; public is for admins
     ("list-endpoints", "GET", "endpoints", None, nothing, expect(200)),
     ("validate-endpoint", "POST", "endpoints/validate", endpoint_body, serving_ready,
      expect(404, alice=200, ada=403)),
@@ -474,6 +499,13 @@ CASES = [
      expect(404, alice=403, ada=200, admin=200)),
     ("delete-endpoint", "DELETE", "endpoints/{endpoint}", None, alice_endpoint,
      expect(404, alice=204, ada=204, admin=204)),
+    # another member's endpoint: alice uses it (tokens), its creator and admins change it
+    ("scale-members-endpoint", "PATCH", "endpoints/{endpoint}", {"replicas": 2},
+     mates_endpoint, expect(404, alice=403, ada=200, admin=200)),
+    ("delete-members-endpoint", "DELETE", "endpoints/{endpoint}", None, mates_endpoint,
+     expect(404, alice=403, ada=204, admin=204)),
+    ("create-members-endpoint-token", "POST", "endpoints/{endpoint}/tokens",
+     {"expires_in_days": 1}, mates_endpoint, expect(404, alice=201, ada=201, admin=201)),
     ("list-endpoint-tokens", "GET", "endpoints/{endpoint}/tokens", None, alice_endpoint,
      expect(404, alice=200, ada=200, admin=200)),
     ("create-endpoint-token", "POST", "endpoints/{endpoint}/tokens", {"expires_in_days": 1},

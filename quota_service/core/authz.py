@@ -298,9 +298,26 @@ def role_matches(role: str, wanted: str | None) -> bool:
 # --- model serving (issue #23) -------------------------------------------------
 
 def can_see_endpoint(p: Principal, domain: str, project: str) -> bool:
-    """An endpoint is seen (and changed, deleted, given tokens) by its
+    """An endpoint is seen (and used: its tokens made and revoked) by its
     project's members, the admins of its domain and superadmins."""
     return can_see_project(p, domain, project)
+
+
+def can_change_endpoint(p: Principal, domain: str, project: str, creator: str) -> bool:
+    """Scale, change or delete an endpoint: its creator (its replicas run
+    under their quota), the admins of its domain and superadmins; the
+    project's other members use it but may not."""
+    return can_see_endpoint(p, domain, project) and (
+        p.administers(domain) or (p.name == creator and p.domain == domain))
+
+
+def require_change_endpoint(p: Principal, domain: str, project: str, creator: str,
+                            endpoint: str) -> None:
+    """404 for who does not see it, 403 for a member who did not create it."""
+    require_see_endpoint(p, domain, project, endpoint)
+    if not can_change_endpoint(p, domain, project, creator):
+        raise Denied(f"only the endpoint's creator ({creator}) or an admin of domain "
+                     f"{domain!r} may change or delete it")
 
 
 def require_see_endpoint(p: Principal, domain: str, project: str, endpoint: str) -> None:

@@ -1,8 +1,9 @@
 """The checks an endpoint passes before it is made (``POST endpoints/validate``
 runs them and writes nothing; ``POST endpoints`` runs them and refuses with
 every problem): the project, the name, the resource group, the image, the
-model folder and its ``model-definition.yaml``, and whether the replicas fit
-the limits that bind the replicas' owner.
+model folder and its ``model-definition.yaml``, whether the replicas fit
+the limits that bind the replicas' owner, and whether one replica fits a
+node of the group (``warnings``: what lets replicas wait, refusing nothing).
 
 An IO edge: it reads the database (one session) and the model folder's
 definition file. The rules themselves are ``modeldef`` and ``fit``.
@@ -24,11 +25,13 @@ from ..core import authz
 from ..core.authz import Principal
 from ..core.errors import ApiError, Hidden
 from ..core.models import Domain, Endpoint, Project, ResourceGroup, User
-from ..scheduling import admission, holdings, ledger
+from ..scheduling import admission, groupview, holdings, ledger
 from ..sessions import registry
 from ..storage import folders
 
 DEFINITION_FILE = "model-definition.yaml"
+#: the session type of an endpoint's replicas
+INFERENCE = "inference"
 
 
 @dataclass
@@ -36,6 +39,8 @@ class Checked:
     """What the checks found: the rows a create writes against, the problems."""
 
     problems: list[dict] = field(default_factory=list)
+    #: what does not refuse the endpoint but keeps replicas waiting
+    warnings: list[dict] = field(default_factory=list)
     definition: dict | None = None
     domain: Domain | None = None
     project: Project | None = None
@@ -113,8 +118,9 @@ def check_folder(s: Session, p: Principal, folder_id: str, hosts, out: Checked) 
 
 
 def check_image(s: Session, p: Principal, body, out: Checked, now) -> None:
-    """Registered, allowed for the domain, and one replica at least its minimum
-    (admission's own image rule)."""
+    """Registered, allowed for the domain, an image that runs inference
+    sessions, and one replica at least its minimum (admission's own image
+    rule)."""
     facts = registry.facts(s, body.image, out.domain)
     if facts is None or not facts.usable:
         out.add("image", f"image {body.image!r} is not registered or not allowed in domain "
@@ -122,10 +128,25 @@ def check_image(s: Session, p: Principal, body, out: Checked, now) -> None:
         return
     req = admission.Request(user=p.name, keypair=None, project=body.project,
                             domain=out.domain.name, resource_group=body.resource_group,
-                            slots=dict(body.slots), image=body.image)
+                            slots=dict(body.slots), image=body.image,
+                            session_type=INFERENCE)
     snap = admission.Snapshot(now=now, levels=(), group=None, image=facts)
     for reason in admission.check_image(req, snap):
-        out.add(f"slots.{reason.slot}", reason.text)
+        out.add(f"slots.{reason.slot}" if reason.slot else "image", reason.text)
+
+
+def check_group(rg: ResourceGroup, body, out: Checked) -> None:
+    """The group runs inference sessions, and one replica fits one of its
+    nodes (``fit.capacity``: problems and warnings)."""
+    if INFERENCE not in rg.session_types:
+        out.add("resource_group", f"resource group {rg.name} does not run {INFERENCE} "
+                f"sessions (it runs: {', '.join(sorted(rg.session_types))})")
+        return
+    nodes = [fit.NodeRoom(n.name, groupview.node_capacity(n), n.schedulable)
+             for n in rg.nodes]
+    problems, warnings = fit.capacity(rg.name, dict(body.slots), body.replicas, nodes)
+    out.problems += problems
+    out.warnings += warnings
 
 
 def fit_problems(s: Session, user: User, policy_name: str, project: Project,
@@ -171,6 +192,7 @@ def check(s: Session, p: Principal, body, hosts, now) -> Checked:
             out.add("resource_group", admission.no_access(body.resource_group).text)
         else:
             out.rg = rg
+            check_group(rg, body, out)
         out.problems += fit_problems(s, user, policy_name, out.project, dict(body.slots),
                                      body.replicas)
     check_image(s, p, body, out, now)

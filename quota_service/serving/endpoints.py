@@ -95,7 +95,7 @@ def find(s: Session, p: Principal, endpoint_id: str) -> tuple[Endpoint, Project]
 def validate(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
     found = checks.check(s, p, body, hosts, now)
     return {"ok": not found.problems, "problems": found.problems,
-            "definition": found.definition}
+            "warnings": found.warnings, "definition": found.definition}
 
 
 def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
@@ -111,7 +111,7 @@ def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
                  state_reason="", created_by=p.name, created_at=now)
     s.add(e)
     flush(s, f"project {body.project!r} has an endpoint named {body.name!r}")
-    return endpoint_model(s, e)
+    return endpoint_model(s, e) | {"warnings": found.warnings}
 
 
 def list_endpoints(s: Session, p: Principal, project: str | None = None) -> list[dict]:
@@ -134,8 +134,10 @@ def get(s: Session, p: Principal, endpoint_id: str) -> dict:
 
 def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
     """Change the desired replicas (checked against the creator's limits) or
-    ``public`` (admins of its domain)."""
+    ``public`` (admins of its domain); its creator and admins only."""
     e, project = find(s, p, endpoint_id)
+    authz.require_change_endpoint(p, project.domain.name, project.name, e.created_by,
+                                  endpoint_id)
     if e.state == "terminating":
         raise Conflict(f"endpoint {e.name!r} is being deleted")
     if body.public is not None and body.public != e.public:
@@ -161,8 +163,10 @@ def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
 def delete(s: Session, p: Principal, endpoint_id: str) -> str:
     """Delete an endpoint and its tokens: at once when no replica ever ran,
     else ``terminating`` until the controller stopped them (``replicas``); its
-    domain."""
+    domain. Its creator and admins only."""
     e, project = find(s, p, endpoint_id)
+    authz.require_change_endpoint(p, project.domain.name, project.name, e.created_by,
+                                  endpoint_id)
     domain = project.domain.name
     if s.scalar(select(Allocation.id).where(Allocation.endpoint_id == e.id).limit(1)):
         # replicas ran: the controller stops them, then removes the row
