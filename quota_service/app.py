@@ -342,8 +342,10 @@ class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, Servin
             c.HubgridService.docker_hosts = ["unix:///var/run/docker.sock",
                                              "tcp://127.0.0.1:2375"]
 
-        An image is a session image when it carries the label
-        ``ai.hubgrid.session-image``; see docs/admin.md for its other labels.
+        An image is registered when it carries the label
+        ``ai.hubgrid.session-image`` (Jupyter and batch sessions) or
+        ``ai.hubgrid.inference-image`` (replicas of model-serving
+        endpoints); see docs/admin.md for its other labels.
         Also $HUBGRID_DOCKER_HOSTS (comma-separated).""",
     ).tag(config=True)
 
