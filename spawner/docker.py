@@ -425,8 +425,8 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
         env = super().get_env()
         if self._net is None:
             return env
-        return self._net.environment(env, self.hub.api_url if self.hub else "/hub/api/",
-                                     self.hubgrid.api_url)
+        return self.replica_env(self._net.environment(  # a replica: inference.py
+            env, self.hub.api_url if self.hub else "/hub/api/", self.hubgrid.api_url))
 
     async def start(self):
         result = await super().start()

@@ -69,7 +69,8 @@ class InferenceDockerMixin:
     def get_args(self):
         return [] if self.serving else super().get_args()
 
-    def get_env(self):
-        env = super().get_env()
+    def replica_env(self, env: dict[str, str]) -> dict[str, str]:
+        """The session's environment as the spawner made it, as a replica
+        gets it (HubgridDockerSpawner.get_env calls this last)."""
         service = self.serving
         return replica_environment(env, service) if service else env

@@ -249,7 +249,7 @@ class Controller:
                 self.log.info("serving: endpoint %s: stopped replica %s", view.name, action.name)
                 return ""
         try:
-            await hub.call("POST", path, view.options)
+            await hub.call("POST", path, {"user_options": view.options})
         except HTTPClientError as e:
             message = hub_message(e)
             if e.code == 400 and ("already running" in message or "pending" in message):

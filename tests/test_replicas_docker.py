@@ -1,0 +1,232 @@
+"""Endpoints' replicas on the real hub, proxy and Docker engine (issue 23):
+the serving controller starts them as named servers of the endpoint's
+creator through the hub, the ledger admits them, the Docker spawner runs the
+model definition's command in hubgrid/inference with the model folder
+read-only at /models, and a real embeddings call answers on a replica's
+socket. A killed replica is replaced, a PATCH scales down, a DELETE ends in
+nothing left; the proxy never routes to a replica; a forged replica is
+refused. The shared Docker hub (docker_fixtures.dock), one endpoint of the
+smallest real model (all-MiniLM-L6-v2).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import tarfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import requests
+
+from docker_fixtures import HOSTS, require_image
+from hub_fixtures import _ok
+from session_fixtures import allocations, eventually
+
+REPO = Path(__file__).resolve().parent.parent
+INFERENCE = "hubgrid/inference:latest"
+MODEL_FILES = "/opt/hubgrid/models/all-minilm-l6-v2"
+SOCKETS = "/run/hubgrid/sessions"
+
+
+def _model_files(client) -> dict[str, bytes]:
+    """model.onnx and tokenizer.json out of the image (as the example's README does)."""
+    cid = client.create_container(INFERENCE, command=["true"])["Id"]
+    try:
+        stream, _ = client.get_archive(cid, MODEL_FILES + "/.")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            return {Path(m.name).name: tar.extractfile(m).read() for m in tar.getmembers()
+                    if m.isfile() and Path(m.name).name in ("model.onnx", "tokenizer.json")}
+    finally:
+        client.remove_container(cid, force=True)
+
+
+@pytest.fixture(scope="module")
+def serve(dock):
+    """Group ``serve`` (inference only) with a node on the first engine, the
+    inference image registered, and bob's model folder with the real model."""
+    client = require_image(HOSTS[0], INFERENCE)
+    hub = dock.hub
+    _ok(hub.call("POST", "resource-groups", "admin",
+                 json={"name": "serve", "session_types": ["inference"]}), 201)
+    _ok(hub.call("PUT", "resource-groups/serve/grants", "admin", json={"domain": "acme"}), 201)
+    _ok(hub.call("POST", "nodes", "admin", json={
+        "name": "serve-a", "resource_group": "serve", "backend_url": HOSTS[0],
+        "capacity": {"cpu": "4", "mem": "8G"}}), 201)
+    r = hub.call("GET", f"images/{INFERENCE.replace('/', '%2F')}", "admin")
+    if r.status_code == 404:  # the scan may have found it already
+        _ok(hub.call("POST", "images", "admin", json={
+            "name": INFERENCE, "labels": {"ai.hubgrid.inference-image": "1"}}), 201)
+    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "minilm"}), 201)["id"]
+    files = {"model-definition.yaml":
+             (REPO / "examples/models/all-minilm-l6-v2/model-definition.yaml").read_bytes(),
+             **_model_files(client)}
+    for name, data in files.items():
+        _ok(hub.call("PUT", f"vfolders/{folder}/upload?path={name}", "bob", data=data), 201)
+    return dock, folder
+
+
+def endpoint(hub, eid: str) -> dict | None:
+    r = hub.call("GET", f"endpoints/{eid}", "bob")
+    if r.status_code == 404:
+        return None
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def until_state(hub, eid: str, state: str, serving: int, timeout: float = 180) -> dict:
+    seen = []
+
+    def check():
+        e = endpoint(hub, eid)
+        seen.append((e["state"], e["running_replicas"], e["state_reason"]))
+        return e if (e["state"], e["running_replicas"]) == (state, serving) else None
+
+    found = eventually(check, timeout=timeout, interval=0.3)
+    assert found, f"endpoint never {state} with {serving} serving; last: {seen[-3:]}"
+    return found
+
+
+def proxy_routes(hub) -> dict:
+    """The routes of the hub's configurable-http-proxy (its own API, with
+    the token the hub gave the proxy process)."""
+    pid = int((hub.state / "proxy.pid").read_text())
+    env = dict(x.split("=", 1) for x in
+               Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if "=" in x)
+    port = hub.ports["HUBGRID_PROXY_API_PORT"]
+    r = requests.get(f"http://127.0.0.1:{port}/api/routes", timeout=10,
+                     headers={"Authorization": f"token {env['CONFIGPROXY_AUTH_TOKEN']}"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def embeddings(socket: str, texts: list[str]) -> list[list[float]]:
+    with httpx.Client(transport=httpx.HTTPTransport(uds=socket), base_url="http://replica",
+                      timeout=30) as h:
+        r = h.post("/v1/embeddings", json={"model": "all-minilm-l6-v2", "input": texts})
+    assert r.status_code == 200, r.text
+    return [d["embedding"] for d in r.json()["data"]]
+
+
+def cosine(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def replica_allocations(hub, eid: str, state: str = "allocated") -> list[dict]:
+    return [a for a in allocations(hub, "bob", state) if a.get("endpoint") == eid]
+
+
+def test_an_endpoint_runs_heals_scales_and_goes(serve):
+    dock, folder = serve
+    hub = dock.hub
+    e = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "emb", "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 2}), 201)
+    eid = e["id"]
+    running = until_state(hub, eid, "running", 2)
+    names = sorted(r["name"] for r in running["replicas_detail"])
+    assert names == [f"ep-emb-{eid[:8]}-0", f"ep-emb-{eid[:8]}-1"]
+    assert {r["state"] for r in running["replicas_detail"]} == {"serving"}
+    assert {r["node"] for r in running["replicas_detail"]} == {"serve-a"}
+
+    # each replica: a named server of bob, an inference allocation of the endpoint
+    held = replica_allocations(hub, eid)
+    assert sorted(a["server_name"] for a in held) == names
+    assert {a["session_type"] for a in held} == {"inference"}
+    assert held[0]["mounts"] == [{"folder": folder, "name": "minilm", "mode": "ro"}]
+    servers = hub.hub_call("GET", "users/bob").json()["servers"]
+    assert {n for n in servers if n.startswith("ep-")} == set(names)
+
+    # the model answers on a replica's socket: a paraphrase ranks above the unrelated
+    a = held[0]
+    vecs = embeddings(f"{SOCKETS}/{a['id']}/jupyter.sock",
+                      ["A man is playing a guitar.", "Someone plays an instrument.",
+                       "The stock market fell sharply today."])
+    assert len(vecs[0]) == 384
+    assert cosine(vecs[0], vecs[1]) > cosine(vecs[0], vecs[2]) + 0.2
+
+    # /models is the model folder, read-only; no hub token reaches the replica
+    url, c = dock.container(a["id"])
+    info = dock.engines[url].inspect_container(c["Id"])
+    (models,) = [m for m in info["Mounts"] if m["Destination"] == "/models"]
+    assert models["RW"] is False
+    cl = dock.engines[url]
+    ex = cl.exec_create(c["Id"], ["sh", "-c", "touch /models/x"])
+    out = cl.exec_start(ex["Id"]).decode()
+    assert cl.exec_inspect(ex["Id"])["ExitCode"] != 0 and "Read-only" in out, out
+    env = dict(x.split("=", 1) for x in info["Config"]["Env"])
+    assert not [k for k in env if k.startswith("JUPYTERHUB_")], sorted(env)
+    assert env["HUBGRID_SERVICE_SOCKET"] == "/run/hubgrid/jupyter.sock"
+
+    # the proxy has no route to any replica (it has the hub's: the check is real)
+    routes = proxy_routes(hub)
+    assert any(d.get("hub") for d in routes.values()), routes
+    assert [r for r, d in routes.items()
+            if "/ep-" in r or str(d.get("server_name", "")).startswith("ep-")] == [], routes
+
+    # a killed replica: degraded, replaced under its name, running again
+    killed = held[1]
+    url, c = dock.container(killed["id"])
+    dock.engines[url].kill(c["Id"])
+    until_state(hub, eid, "degraded", 1)
+    again = until_state(hub, eid, "running", 2)
+    assert sorted(r["name"] for r in again["replicas_detail"]) == names
+    now_held = replica_allocations(hub, eid)
+    assert killed["id"] not in {x["id"] for x in now_held}
+    assert [x for x in allocations(hub, "bob") if x["id"] == killed["id"]][0]["state"] \
+        == "released"
+
+    # PATCH to 1: one stops (its container goes), the endpoint runs with one
+    _ok(hub.call("PATCH", f"endpoints/{eid}", "bob", json={"replicas": 1}), 200)
+    one = eventually(lambda: (lambda x: x if len(x["replicas_detail"]) == 1
+                              and x["state"] == "running" else None)(endpoint(hub, eid)),
+                     timeout=120, interval=0.3)
+    assert one and one["running_replicas"] == 1, endpoint(hub, eid)
+    assert len(replica_allocations(hub, eid)) == 1
+    gone = {x["id"] for x in now_held} - {x["id"] for x in replica_allocations(hub, eid)}
+    assert eventually(lambda: not [c for i in gone for c in dock.containers(allocation=i)],
+                      timeout=60)
+
+    # DELETE: terminating, then gone: no replica, allocation or container left
+    last = replica_allocations(hub, eid)
+    r = hub.call("DELETE", f"endpoints/{eid}", "bob")
+    assert r.status_code == 204, r.text
+    after = endpoint(hub, eid)
+    assert after is None or after["state"] == "terminating"
+    assert eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.3)
+    assert replica_allocations(hub, eid) == []
+    assert [x["state"] for x in allocations(hub, "bob") if x["id"] == last[0]["id"]] \
+        == ["released"]
+    assert eventually(lambda: not dock.containers(allocation=last[0]["id"]), timeout=60)
+    servers = hub.hub_call("GET", "users/bob?include_stopped_servers=1").json()["servers"]
+    assert [n for n in servers if n.startswith(f"ep-emb-{eid[:8]}")] == []
+
+
+def test_a_forged_replica_is_refused(serve):
+    dock, folder = serve
+    hub = dock.hub
+    e = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "idle", "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 0}), 201)
+    options = {"session_type": "inference", "endpoint": e["id"], "project": "ml",
+               "resource_group": "serve", "image": INFERENCE, "cpu": "0.5", "mem": "512M"}
+    # someone else's endpoint: refused as if it did not exist
+    r = hub.hub_call("POST", "users/alice/servers/forged", user="alice",
+                     json={"user_options": options})
+    assert r.status_code >= 400 and "no endpoint of yours" in r.text, r.text
+    # its creator, with other slots than the endpoint's
+    r = hub.hub_call("POST", "users/bob/servers/bigger", user="bob",
+                     json={"user_options": {**options, "cpu": "2"}})
+    assert r.status_code >= 400 and "not a replica of endpoint 'idle'" in r.text, r.text
+    assert "slots" in r.text
+    # nothing was left held
+    assert [a for a in allocations(hub, "alice") + allocations(hub, "bob")
+            if a.get("endpoint") == e["id"] and a["state"] in ("pending", "allocated")] == []
+    # an inference session through the public API: refused, it needs its endpoint
+    r = hub.call("POST", "allocations", "bob", json={
+        "project": "ml", "resource_group": "serve", "slots": {"cpu": "1"},
+        "session_type": "inference"})
+    assert r.status_code in (400, 422) and "replica of an endpoint" in r.text, r.text
+    _ok(hub.call("DELETE", f"endpoints/{e['id']}", "bob"), 204)
