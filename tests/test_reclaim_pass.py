@@ -162,3 +162,20 @@ async def test_the_pass_runs_at_a_fixed_rate_so_a_deadline_waits_at_most_one_int
     with pytest.raises(asyncio.CancelledError):
         await passes.repeat_async("reclaim pass", run, lambda: every, logging.getLogger("t"))
     assert len(waits) == 1 and 0.0 <= waits[0] <= at_most
+
+
+async def test_an_endpoints_replica_is_never_reclaimed(served, cluster, session):  # noqa: F811
+    """No rule (idle, lifetime) reclaims an inference session: its endpoint's
+    replica count decides (docs/serving.md). The world's own admin step
+    makes the session a replica."""
+    from quota_service.core.models import Allocation
+
+    cluster.set_policy("default", idle_timeout=600, max_session_lifetime=300,
+                       reclaim_warning=60)
+    with cluster.world.tx() as s:
+        s.get(Allocation, session).session_type = "inference"
+    for seconds in (290, 700, 5000):
+        rep = await run(served.svc, at(cluster, seconds))
+        assert (rep.warned, rep.reclaimed) == ([], [])
+    _, model = await served.call("GET", f"allocations/{session}", "alice")
+    assert model["state"] == "allocated" and model["reclaim"] is None

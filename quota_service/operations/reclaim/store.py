@@ -76,10 +76,15 @@ class Candidate:
 
 
 def candidates(s: Session, default_warning: int) -> list[Candidate]:
-    """Every allocated session bound by a policy with at least one rule."""
+    """Every allocated session bound by a policy with at least one rule. An
+    endpoint's replicas (``inference``) are not: no rule reclaims them (a
+    model server has no kernels or browser, and a replica cut after a
+    lifetime would only be started again by its endpoint); their endpoint's
+    replica count decides how long they run (docs/serving.md)."""
     out = []
     rows = s.execute(select(Allocation, User).join(User, User.id == Allocation.user_id)
-                     .where(Allocation.state == "allocated"))
+                     .where(Allocation.state == "allocated",
+                            Allocation.session_type != "inference"))
     policies: dict[tuple[str, str | None], rules.Settings] = {}
     for a, user in rows:
         key = (user.resource_policy, a.keypair)
