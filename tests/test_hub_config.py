@@ -47,3 +47,22 @@ def test_sessions_run_from_this_venv_with_its_bin_first_on_path(backend, tmp_pat
     assert c.Spawner.cmd == [f"{venv_bin}/jupyterhub-singleuser"]
     assert c.Spawner.environment["PATH"].split(os.pathsep)[0] == venv_bin
     assert (Path(venv_bin) / "hubgrid").is_file()
+
+
+def test_configure_sets_the_proxy_that_never_routes_replicas_unless_one_was_set(tmp_path):
+    from hub_ext.proxyclass import routed
+
+    c = Config()
+    configure(c, state_dir=tmp_path)
+    assert c.JupyterHub.proxy_class == "hub_ext.proxyclass.HubgridProxy"
+    mine = Config()
+    mine.JupyterHub.proxy_class = "traefik"
+    configure(mine, state_dir=tmp_path)
+    assert mine.JupyterHub.proxy_class == "traefik"
+
+    class Spawner:  # what routed() reads of a spawner: its user_options
+        def __init__(self, options):
+            self.user_options = options
+
+    assert routed(Spawner({"session_type": "batch"})) and routed(Spawner(None))
+    assert not routed(Spawner({"session_type": "inference", "endpoint": "0" * 32}))
