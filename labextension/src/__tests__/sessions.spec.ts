@@ -6,6 +6,7 @@ import {
   memText,
   presetOf,
   presetSize,
+  sessionImages,
   suggestName,
   userOptions,
   verdictOf
@@ -213,6 +214,18 @@ const PRESETS: IPreset[] = [
 ];
 
 describe('the launcher', () => {
+  it('offers no inference image: it runs no Jupyter or batch session', () => {
+    expect(
+      sessionImages([
+        { name: 'hubgrid/base:latest', session_types: ['batch', 'interactive'] },
+        { name: 'hubgrid/inference:latest', session_types: ['inference'] },
+        { name: 'hubgrid/batch-only:1', session_types: ['batch'] },
+        { name: 'hubgrid/all:1', session_types: ['batch', 'inference', 'interactive'] },
+        { name: 'older/service:1' }
+      ])
+    ).toEqual(['hubgrid/base:latest', 'hubgrid/batch-only:1', 'hubgrid/all:1', 'older/service:1']);
+  });
+
   const form = { ...defaultForm(['ml', 'web'], ['cpu', 'default'], PRESETS), name: 'train' };
 
   it('starts from my first project, the default group and the default preset', () => {

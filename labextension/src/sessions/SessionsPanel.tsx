@@ -27,7 +27,7 @@ import * as React from 'react';
 import { IAllocation } from '../summary/types';
 import { sessionsIcon } from './icons';
 import { askForSession } from './Launcher';
-import { defaultForm, suggestName, userOptions } from './launch';
+import { defaultForm, sessionImages, suggestName, userOptions } from './launch';
 import { ISessionRow, safeAppUrl, serverUrl, sessionRow, visibleSessions } from './model';
 import { activeCounts, endedOfTab, ofType, stopEach, stopQuestion, stopTargets, toggle } from './selection';
 import { SESSION_TYPES } from '../words';
@@ -310,7 +310,7 @@ export class SessionsPanel extends ReactWidget {
       const choices = {
         me,
         groups: groups.filter(g => g.active),
-        images: images.map(i => i.name),
+        images: sessionImages(images),
         folders: folders.filter(f => (f.status ?? 'active') === 'active').map(f => f.name),
         taken,
         presets

@@ -127,7 +127,9 @@ export class HubgridApi {
     return json(this.settings, API + 'nodes');
   }
 
-  images(): Promise<Array<{ name: string; description?: string }>> {
+  images(): Promise<
+    Array<{ name: string; description?: string; session_types?: string[] }>
+  > {
     return json(this.settings, API + 'images');
   }
 

@@ -33,6 +33,28 @@ export interface IDryRun {
   reasons: IReason[];
 }
 
+/** A registry image as `GET images` lists it (the parts the launcher reads). */
+export interface IImageEntry {
+  name: string;
+  /** the session types it runs (older services: absent, i.e. sessions) */
+  session_types?: string[];
+}
+
+/**
+ * The images the launcher offers: those that run interactive or batch
+ * sessions; an inference image (`session_types: ["inference"]`, the
+ * replicas of model-serving endpoints) runs no Jupyter session.
+ */
+export function sessionImages(images: IImageEntry[]): string[] {
+  return images
+    .filter(
+      i =>
+        !i.session_types ||
+        i.session_types.some(t => t === 'interactive' || t === 'batch')
+    )
+    .map(i => i.name);
+}
+
 export const SERVER_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const DECIMAL = /^\d+(\.\d+)?$/;
 const MEMORY = /^\d+(\.\d+)?\s*([KMGTP]i?B?)?$/i;
