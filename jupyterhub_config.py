@@ -4,8 +4,9 @@ Everything can be moved with environment variables (all optional):
 
 - HUBGRID_STATE_DIR: where the hub and service keep their state (./state)
 - HUBGRID_BIND_URL: public URL of the hub (http://127.0.0.1:8000)
-- HUBGRID_HUB_PORT, HUBGRID_PROXY_API_PORT, HUBGRID_SERVICE_PORT: internal
-  ports on 127.0.0.1 (8081, 8001, 10101)
+- HUBGRID_HUB_PORT, HUBGRID_PROXY_API_PORT, HUBGRID_SERVICE_PORT,
+  HUBGRID_GATEWAY_PORT: internal ports on 127.0.0.1 (8081, 8001, 10101, 10102;
+  gateway 0: no serving gateway)
 - HUBGRID_DB_URL: the service database (SQLite in the state dir; e.g.
   postgresql+psycopg2://hubgrid:SECRET@127.0.0.1/hubgrid)
 - HUBGRID_ADMIN_USER: the first superadmin (admin)
@@ -77,6 +78,8 @@ configure(
     c,
     state_dir=state,
     service_port=int(os.environ.get("HUBGRID_SERVICE_PORT", "10101")),
+    # the serving gateway (0: none)
+    gateway_port=int(os.environ.get("HUBGRID_GATEWAY_PORT", "10102")) or None,
     db_url=os.environ.get("HUBGRID_DB_URL") or None,
     bootstrap_superadmin=admin,
     service_config_file=Path(__file__).resolve().parent / "demo_service_config.py",

@@ -64,6 +64,10 @@ class Balancer:
         """Serve ``routes``; True when the configuration changed."""
         text = haproxycfg.render(routes, str(self.run_dir))
         async with self.lock:
+            if not routes:  # nothing to balance: no haproxy
+                changed = self.running
+                await self._stop()
+                return changed
             if text == self.rendered and self.running:
                 return False
             if not os.path.exists(self.binary):
@@ -145,6 +149,10 @@ class Balancer:
         return [s for s in await self._stat() if s.name != "BACKEND"]
 
     async def stop(self) -> None:
+        async with self.lock:
+            await self._stop()
+
+    async def _stop(self) -> None:
         if self.running:
             self.proc.terminate()
             try:

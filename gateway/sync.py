@@ -35,7 +35,7 @@ class Sync:
         self.wake = asyncio.Event()
 
     async def once(self) -> None:
-        r = await self.http.get(self.api_url + "serving/routes", headers=self.headers)
+        r = await self.http.get(self.api_url + "internal/serving/routes", headers=self.headers)
         r.raise_for_status()
         table = tablelib.read(r.json())
         await self.balancer.apply(table.routes)
@@ -46,7 +46,7 @@ class Sync:
                     for s in await self.balancer.status()]
         calls = self.state.counts.take()
         try:
-            r = await self.http.post(self.api_url + "serving/report", headers=self.headers,
+            r = await self.http.post(self.api_url + "internal/serving/report", headers=self.headers,
                                      json={"replicas": replicas, "calls": calls})
             r.raise_for_status()
         except httpx.HTTPError:

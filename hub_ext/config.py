@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 
 SERVICE_NAME = "hubgrid"
+#: the serving gateway (gateway/): endpoints' URLs and the OpenAI-compatible API
+GATEWAY_NAME = "hubgrid-gateway"
 
 # what the service may do in the hub: create users, mirror groups, and end
 # the tokens and servers of deactivated users
@@ -101,8 +103,12 @@ def configure(
     default_domain: str = "default",
     service_config_file: str | os.PathLike | None = None,
     environment: dict[str, str] | None = None,
+    gateway_port: int | None = 10102,
 ) -> None:
     """Add the hubgrid service and authenticator to config ``c``.
+
+    ``gateway_port``: where the serving gateway (``hubgrid-gateway``, under
+    ``/services/hubgrid-gateway/``) listens on loopback; None: no gateway.
 
     ``service_config_file``: a Python config file for the service
     (``c.HubgridService.hub_sync_interval = 30``, ...); see
@@ -134,6 +140,21 @@ def configure(
             "display": True,
         }
     )
+    if gateway_port:
+        c.JupyterHub.services.append(
+            {
+                "name": GATEWAY_NAME,
+                "url": f"http://127.0.0.1:{gateway_port}",
+                "command": [sys.executable, "-m", "gateway"],
+                "environment": {
+                    "HUBGRID_INTERNAL_TOKEN": token,
+                    "HUBGRID_API_URL": f"{service_url}/services/{SERVICE_NAME}/api/v1/",
+                    "HUBGRID_GATEWAY_RUN_DIR": str(state / "gateway"),
+                    "PYTHONUNBUFFERED": "1",
+                },
+                "cwd": str(state),
+            }
+        )
     c.JupyterHub.load_roles.append(
         {
             "name": "hubgrid-service",

@@ -149,7 +149,8 @@ def test_a_session_reaches_neither_another_session_nor_any_service_of_its_node(p
     dock, (a, ca), (b, cb) = pair
     ports = dock.hub.ports
     services = {f"127.0.0.1:{ports[k]}": k for k in
-                ("HUBGRID_SERVICE_PORT", "HUBGRID_HUB_PORT", "HUBGRID_PROXY_API_PORT", "port")}
+                ("HUBGRID_SERVICE_PORT", "HUBGRID_HUB_PORT", "HUBGRID_PROXY_API_PORT",
+                 "HUBGRID_GATEWAY_PORT", "port")}
     services["127.0.0.1:5432"] = "PostgreSQL"
     # from the node itself every service answers (PostgreSQL: make test starts it)
     here = probe(dock, None, list(services))

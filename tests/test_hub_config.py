@@ -6,14 +6,30 @@ import sys
 import pytest
 from traitlets.config import Config
 
-from hub_ext.config import SERVICE_NAME, configure
+from hub_ext.config import GATEWAY_NAME, SERVICE_NAME, configure
 
 
 def test_configure_lifts_the_concurrent_spawn_limit_for_queued_sessions(tmp_path):
     c = Config()
     configure(c, state_dir=tmp_path)
     assert c.JupyterHub.concurrent_spawn_limit == 0
-    assert [s["name"] for s in c.JupyterHub.services.get_value([])] == [SERVICE_NAME]
+    assert [s["name"] for s in c.JupyterHub.services.get_value([])] == [SERVICE_NAME,
+                                                                        GATEWAY_NAME]
+
+
+def test_the_serving_gateway_reaches_the_service_with_the_internal_token(tmp_path):
+    c = Config()
+    configure(c, state_dir=tmp_path, gateway_port=10999)
+    hubgrid, gateway = c.JupyterHub.services.get_value([])
+    assert gateway["url"] == "http://127.0.0.1:10999"
+    assert gateway["command"] == [sys.executable, "-m", "gateway"]
+    env = gateway["environment"]
+    assert env["HUBGRID_INTERNAL_TOKEN"] == hubgrid["environment"]["HUBGRID_INTERNAL_TOKEN"]
+    assert env["HUBGRID_API_URL"] == "http://127.0.0.1:10101/services/hubgrid/api/v1/"
+    assert env["HUBGRID_GATEWAY_RUN_DIR"] == str(tmp_path.resolve() / "gateway")
+    c2 = Config()
+    configure(c2, state_dir=tmp_path, gateway_port=None)
+    assert [s["name"] for s in c2.JupyterHub.services.get_value([])] == [SERVICE_NAME]
 
 
 def test_configure_keeps_a_concurrent_spawn_limit_set_before(tmp_path):

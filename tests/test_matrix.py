@@ -531,6 +531,10 @@ CASES = [
      alice_allocation, expect(401)),
     ("internal-append-log", "POST", "internal/allocations/{allocation}/logs", None,
      alice_allocation, expect(401)),
+    # the serving gateway's: its route table (tokens' hashes) and its reports
+    ("internal-serving-routes", "GET", "internal/serving/routes", None, nothing, expect(401)),
+    ("internal-serving-report", "POST", "internal/serving/report",
+     {"replicas": [], "calls": []}, nothing, expect(401)),
 ]
 
 PUBLIC = {"openapi": 200, "tus-discovery": 204, "trace-domains": 405}

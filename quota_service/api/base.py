@@ -242,6 +242,15 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         """The URL path of an API resource (``parts`` quoted)."""
         return self.service.api_url(*parts)
 
+    @property
+    def serving_reports(self):
+        """What the serving gateway last reported (serving/health.py)."""
+        return self.service.serving_reports
+
+    def serve_soon(self) -> None:
+        """A pass of the serving controller soon (endpoints' replicas changed)."""
+        self.service.serving.soon()
+
     def schedule_soon(self, resource_group: str | None = None) -> None:
         """Run a pass over the pending queues now (capacity came free)."""
         self.service.schedule_soon(resource_group)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, files, images, internal, reclaim, scheduling, serving, sessionstop,
-               sessionview, tenancy, uploads, usage, vfolders)
+from . import (admin, files, images, internal, reclaim, scheduling, serving, servingroutes,
+               sessionstop, sessionview, tenancy, uploads, usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
                       OAuthCallbackHandler)
@@ -39,6 +39,8 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"internal/identity/{USER}", internal.IdentityHandler),
     (r"internal/sync", internal.SyncHandler),
     (rf"internal/spawn-choices/{USER}", internal.SpawnChoicesHandler),
+    (r"internal/serving/routes", servingroutes.RoutesHandler),
+    (r"internal/serving/report", servingroutes.ReportHandler),
     (r"internal/allocations", internal.InternalAllocationsHandler),
     (rf"internal/allocations/{ALLOCATION}", internal.InternalAllocationHandler),
     (rf"internal/allocations/{ALLOCATION}/logs", internal.InternalLogHandler),

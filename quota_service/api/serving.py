@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.errors import Hidden
 from ..core.schemas import EndpointCreate, EndpointTokenCreate, EndpointUpdate, parse
-from ..serving import endpoints
+from ..serving import health, endpoints
 from .base import APIHandler
 
 
@@ -31,7 +31,7 @@ class EndpointsHandler(APIHandler):
         now, hosts = self.now(), self.vfolder_hosts
         model = await self.db(lambda s: endpoints.create(s, self.principal, body, hosts, now))
         self.audit_target, self.audit_domain = model["id"], model["domain"]
-        self.service.serving.soon()
+        self.serve_soon()
         self.created(model, self.api_url("endpoints", model["id"]))
 
 
@@ -64,7 +64,10 @@ class EndpointHandler(APIHandler):
     async def get(self, endpoint_id):
         """One endpoint."""
         self.audit_target = endpoint_id
-        self.finish_json(await self.db(lambda s: endpoints.get(s, self.principal, endpoint_id)))
+        model = await self.db(lambda s: endpoints.get(s, self.principal, endpoint_id))
+        # its health as the gateway's probes see it (serving/health.py)
+        model["health"] = self.serving_reports.of(endpoint_id, self.now(), health.STALE_AFTER)
+        self.finish_json(model)
 
     async def patch(self, endpoint_id):
         """Change the desired replicas, or public (admins of its domain)."""
@@ -73,7 +76,7 @@ class EndpointHandler(APIHandler):
         model = await self.db(
             lambda s: endpoints.update(s, self.principal, endpoint_id, body))
         self.audit_domain = model["domain"]
-        self.service.serving.soon()
+        self.serve_soon()
         self.finish_json(model)
 
     async def delete(self, endpoint_id):
@@ -81,7 +84,7 @@ class EndpointHandler(APIHandler):
         self.audit_target = endpoint_id
         self.audit_domain = await self.db(
             lambda s: endpoints.delete(s, self.principal, endpoint_id))
-        self.service.serving.soon()  # a terminating one: its replicas stop
+        self.serve_soon()  # a terminating one: its replicas stop
         self.no_content()
 
 

@@ -29,6 +29,7 @@ from ..tenancy.hubmirror import HubMirror
 from ..operations.reclaim import sources
 from ..operations.passstats import PassStats, timed, timed_async
 from ..operations.reclaim.reclaimpass import PassReport, Reclaimer
+from ..serving.health import Reports
 from ..serving.replicas import Controller as ServingController
 from . import passes
 
@@ -210,6 +211,15 @@ class ServiceRuntime:
         if self._serving is None:
             self._serving = ServingController(self.session_factory, self.log)
         return self._serving
+
+    _serving_reports: Reports | None = None
+
+    @property
+    def serving_reports(self) -> Reports:
+        """What the gateway last reported: replicas' health, calls (serving/health.py)."""
+        if self._serving_reports is None:
+            self._serving_reports = Reports()
+        return self._serving_reports
 
     async def serve_now(self) -> list:
         """One pass of the serving controller (the hub must be known)."""

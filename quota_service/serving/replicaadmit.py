@@ -32,8 +32,13 @@ def service_of(d: modeldef.ModelDefinition) -> dict:
     """How a replica serves: the first model with a service."""
     m = d.servable()[0]
     svc = m.service
-    return {"model": m.name, "argv": list(svc.argv), "port": svc.port,
-            "health_path": svc.health_check.path if svc.health_check else None}
+    h = svc.health_check
+    out = {"model": m.name, "argv": list(svc.argv), "port": svc.port,
+           "health_path": h.path if h else None}
+    if h:  # the gateway's balancer probes as the definition says (serving/routes.py)
+        out.update(health_interval=str(h.interval), health_max_retries=h.max_retries,
+                   health_expected_status=h.expected_status_code)
+    return out
 
 
 def _same_slots(a: dict, b: dict) -> bool:

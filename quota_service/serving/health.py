@@ -1,0 +1,85 @@
+"""Endpoints' health and calls as the gateway reports them: pure, in memory.
+
+The gateway's balancer probes every replica (the model definition's
+``health_check``) and reports each sync (``POST internal/serving/report``):
+each replica's state as the probes judge it, and the calls it passed on per
+endpoint and outcome since its last report. This keeps the latest state, a
+short history of each replica's changes, and the calls counted since the
+service started (for the metrics).
+
+An endpoint's health is separate from its state (``provisioning``,
+``running``...: whether its replicas run):
+
+- ``healthy``: every routed replica passes its probe;
+- ``degraded``: some do: reachable, with less capacity;
+- ``down``: replicas are routed and none passes: not reachable;
+- ``unknown``: no replica is routed yet, or the gateway has not reported
+  for ``stale_after`` seconds (its view is not trusted then).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, deque
+from decimal import Decimal
+
+HISTORY = 20
+#: seconds after which a gateway's silence makes every endpoint's health unknown
+STALE_AFTER = 30.0
+
+
+class Reports:
+    def __init__(self, history: int = HISTORY):
+        self.history_size = history
+        self.latest: dict[str, dict[str, dict]] = {}  # endpoint -> replica -> state
+        self.history: dict[tuple[str, str], deque] = {}
+        self.calls: Counter = Counter()               # (endpoint, "2xx") -> calls
+        self.seconds: dict[tuple[str, str], Decimal] = {}
+        self.reported_at: dt.datetime | None = None
+
+    def record(self, report: dict, now: dt.datetime) -> None:
+        latest: dict[str, dict[str, dict]] = {}
+        for r in report.get("replicas") or ():
+            state = {"name": r["name"], "up": bool(r["up"]), "status": str(r["status"]),
+                     "check": str(r.get("check") or ""), "detail": str(r.get("detail") or ""),
+                     "calls": int(r.get("calls") or 0)}
+            latest.setdefault(r["endpoint"], {})[r["name"]] = state
+            key = (r["endpoint"], r["name"])
+            past = self.history.setdefault(key, deque(maxlen=self.history_size))
+            if not past or (past[-1]["up"], past[-1]["check"]) != (state["up"], state["check"]):
+                past.append({"at": now, "up": state["up"], "status": state["status"],
+                             "check": state["check"], "detail": state["detail"]})
+        for key in [k for k in self.history if k[1] not in latest.get(k[0], {})]:
+            del self.history[key]  # a replica no longer routed
+        self.latest = latest
+        for c in report.get("calls") or ():
+            key = (str(c["endpoint"]), str(c["code"]))
+            self.calls[key] += int(c["calls"])
+            self.seconds[key] = self.seconds.get(key, Decimal(0)) + Decimal(str(c["seconds"]))
+        self.reported_at = now
+
+    def of(self, endpoint_id: str, now: dt.datetime, stale_after: float) -> dict:
+        """An endpoint's health, its replicas with their history, its calls."""
+        fresh = (self.reported_at is not None
+                 and (now - self.reported_at).total_seconds() <= stale_after)
+        replicas = sorted((self.latest.get(endpoint_id) or {}).values(), key=lambda r: r["name"])
+        up = sum(1 for r in replicas if r["up"])
+        if not fresh or not replicas:
+            status = "unknown"
+        elif up == len(replicas):
+            status = "healthy"
+        elif up:
+            status = "degraded"
+        else:
+            status = "down"
+        calls = {code: n for (e, code), n in sorted(self.calls.items()) if e == endpoint_id}
+        return {
+            "status": status,
+            "reachable": None if status == "unknown" else up > 0,
+            "replicas_up": up if fresh else None,
+            "replicas": [{**r, "history": [
+                {**h, "at": h["at"].isoformat()} for h in self.history.get(
+                    (endpoint_id, r["name"]), ())]} for r in replicas] if fresh else [],
+            "reported_at": self.reported_at.isoformat() if self.reported_at else None,
+            "calls": calls,
+        }

@@ -1,0 +1,151 @@
+"""The gateway's side of the service (issue #23): the route table it serves
+(``GET internal/serving/routes``) and the reports it sends back (``POST
+internal/serving/report``), through the service's real app on SQLite and
+PostgreSQL; and the health rules (serving/health.py) with plain data."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+import sqlalchemy as sa
+
+from quota_service.core.models import Allocation, EndpointToken
+from quota_service.serving import health, routes
+from service_app import served  # noqa: F401
+from test_endpoints import IMAGE, env  # noqa: F401
+
+T = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+
+
+async def replica(env, ep, n):  # noqa: F811
+    """A replica's allocation, asked for as the serving controller's spawns ask."""
+    return await env.ok("POST", "internal/allocations", "internal", 201, {
+        "user": "alice", "endpoint": ep["id"], "project": "ml", "resource_group": "infer",
+        "image": IMAGE, "slots": ep["slots"], "session_type": "inference",
+        "server_name": f"ep-{ep['name']}-{n}"})
+
+
+def serve(env, alloc_id, target):  # noqa: F811
+    """What the controller writes once it sees a replica serve."""
+    with env.world.tx() as s:
+        a = s.get(Allocation, alloc_id)
+        a.service = {**a.service, "target": target}
+        a.serving_at = dt.datetime.now(dt.timezone.utc)
+
+
+async def test_the_table_routes_serving_replicas_with_active_tokens_only(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=2))
+    first = await env.ok("POST", f"endpoints/{ep['id']}/tokens", "alice", 201,
+                         {"expires_in_days": 30})
+    second = await env.ok("POST", f"endpoints/{ep['id']}/tokens", "alice", 201,
+                          {"expires_in_days": 30})
+    await env.ok("DELETE", f"endpoints/{ep['id']}/tokens/{second['id']}", "alice", 204)
+    r1, r2 = await replica(env, ep, 1), await replica(env, ep, 2)
+    serve(env, r1["id"], "unix:/run/hubgrid/sessions/a/jupyter.sock")
+
+    table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+    [row] = [e for e in table["endpoints"] if e["id"] == ep["id"]]
+    assert row["name"] == ep["name"] and (row["domain"], row["project"]) == ("acme", "ml")
+    assert row["public"] is False and row["models"] == ["echo-chat"]
+    # the echo-chat definition's probe: /health every 5 s, 3 tries
+    assert row["health"] == {"path": "/health", "interval": 5, "max_retries": 3,
+                             "expected_status": 200}
+    # only the replica seen serving, at its socket
+    assert row["replicas"] == [{"name": f"ep-{ep['name']}-1",
+                                "target": "unix:/run/hubgrid/sessions/a/jupyter.sock"}]
+    # the active token's hash, never a secret; the revoked one is gone
+    assert [t["id"] for t in row["tokens"]] == [first["id"]]
+    assert row["tokens"][0]["sha256"] == hashlib.sha256(first["token"].encode()).hexdigest()
+    assert first["token"] not in str(table)
+
+    serve(env, r2["id"], "unix:/run/hubgrid/sessions/b/jupyter.sock")
+    with env.world.tx() as s:  # an expired token leaves the table too
+        s.get(EndpointToken, first["id"]).expires_at = T.replace(year=2020)
+    table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+    [row] = [e for e in table["endpoints"] if e["id"] == ep["id"]]
+    assert len(row["replicas"]) == 2 and row["tokens"] == []
+
+    # a released replica leaves the rotation; a deleted endpoint the table
+    await env.ok("DELETE", f"internal/allocations/{r1['id']}?reason=test", "internal", 200)
+    table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+    [row] = [e for e in table["endpoints"] if e["id"] == ep["id"]]
+    assert [r["name"] for r in row["replicas"]] == [f"ep-{ep['name']}-2"]
+    await env.ok("DELETE", f"endpoints/{ep['id']}", "alice", 204)
+    table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+    assert ep["id"] not in [e["id"] for e in table["endpoints"]]
+
+
+async def test_only_the_internal_token_reads_the_table_or_reports(env):  # noqa: F811
+    for user in ("alice", "root", None):
+        await env.ok("GET", "internal/serving/routes", user, 401)
+        await env.ok("POST", "internal/serving/report", user, 401, {"replicas": []})
+
+
+async def test_a_report_gives_the_endpoint_its_health_and_bad_ones_are_refused(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=2))
+    report = {"replicas": [
+        {"endpoint": ep["id"], "name": "r1", "up": True, "status": "UP", "check": "L7OK"},
+        {"endpoint": ep["id"], "name": "r2", "up": False, "status": "DOWN", "check": "L4CON",
+         "detail": "Connection refused"}],
+        "calls": [{"endpoint": ep["id"], "code": "2xx", "calls": 7, "seconds": 0.25}]}
+    await env.ok("POST", "internal/serving/report", "internal", 204, report)
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["health"]["status"] == "degraded" and got["health"]["reachable"] is True
+    assert [r["name"] for r in got["health"]["replicas"]] == ["r1", "r2"]
+    assert got["health"]["calls"] == {"2xx": 7}
+    for bad in ({"replicas": [{"endpoint": ep["id"], "name": "r1"}]},
+                {"calls": [{"endpoint": ep["id"], "code": "200", "calls": 1, "seconds": 0}]},
+                {"replicas": [], "extra": 1}):
+        await env.ok("POST", "internal/serving/report", "internal", 422, bad)
+
+
+# ----------------------------------------------------------- health, pure
+
+def rep(name, up, check="L7OK", ep="e1"):
+    return {"endpoint": ep, "name": name, "up": up, "status": "UP" if up else "DOWN",
+            "check": check}
+
+
+def test_health_is_healthy_degraded_down_or_unknown():
+    r = health.Reports()
+    assert r.of("e1", T, 30)["status"] == "unknown"  # never reported
+    r.record({"replicas": [rep("a", True), rep("b", True)]}, T)
+    assert (r.of("e1", T, 30)["status"], r.of("e1", T, 30)["reachable"]) == ("healthy", True)
+    r.record({"replicas": [rep("a", True), rep("b", False, "L4CON")]}, T)
+    assert (r.of("e1", T, 30)["status"], r.of("e1", T, 30)["replicas_up"]) == ("degraded", 1)
+    r.record({"replicas": [rep("a", False, "L4CON"), rep("b", False, "L4CON")]}, T)
+    assert (r.of("e1", T, 30)["status"], r.of("e1", T, 30)["reachable"]) == ("down", False)
+    assert r.of("e2", T, 30)["status"] == "unknown"  # no replica routed
+    later = T + dt.timedelta(seconds=31)
+    assert (r.of("e1", later, 30)["status"], r.of("e1", later, 30)["reachable"]) == (
+        "unknown", None)  # a silent gateway is not trusted
+
+
+def test_history_keeps_changes_only_and_forgets_unrouted_replicas():
+    r = health.Reports(history=3)
+    for i, up in enumerate([True, True, False, False, True, False, True]):
+        r.record({"replicas": [rep("a", up, "L7OK" if up else "L4CON"), rep("b", True)]},
+                 T + dt.timedelta(seconds=i))
+    [a, b] = r.of("e1", T + dt.timedelta(seconds=6), 30)["replicas"]
+    assert [h["up"] for h in a["history"]] == [True, False, True]  # the last 3 changes
+    assert [h["up"] for h in b["history"]] == [True]
+    r.record({"replicas": [rep("b", True)]}, T + dt.timedelta(seconds=7))
+    assert ("e1", "a") not in r.history
+
+
+def test_calls_add_up_across_reports():
+    r = health.Reports()
+    r.record({"calls": [{"endpoint": "e1", "code": "2xx", "calls": 3, "seconds": 0.1}]}, T)
+    r.record({"calls": [{"endpoint": "e1", "code": "2xx", "calls": 2, "seconds": 0.2},
+                        {"endpoint": "e1", "code": "5xx", "calls": 1, "seconds": 0.0}]}, T)
+    assert r.of("e1", T, 30)["calls"] == {"2xx": 5, "5xx": 1}
+    assert str(r.seconds[("e1", "2xx")]) == "0.3"  # exact, not 0.30000000000000004
+
+
+def test_the_probe_comes_from_the_definition_with_defaults():
+    assert routes.health_of({}) == routes.DEFAULT_HEALTH
+    assert routes.health_of({"health_path": "/ready", "health_interval": "0.5",
+                             "health_max_retries": 5, "health_expected_status": 204}) == {
+        "path": "/ready", "interval": 1, "max_retries": 5, "expected_status": 204}
+    assert routes.health_of({"health_interval": "2.5"})["interval"] == 3
