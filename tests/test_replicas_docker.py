@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import math
+import os
+import signal
 import tarfile
 import time
 from pathlib import Path
@@ -69,9 +71,17 @@ def serve(dock):
 
 
 def endpoint(hub, eid: str) -> dict | None:
-    r = hub.call("GET", f"endpoints/{eid}", "bob")
-    if r.status_code == 404:
+    """The endpoint as bob reads it; None once gone. While the service
+    restarts, a stand-in that matches no state."""
+    try:
+        r = hub.call("GET", f"endpoints/{eid}", "bob")
+    except requests.ConnectionError:
+        r = None
+    if r is not None and r.status_code == 404:
         return None
+    if r is None or r.status_code in (502, 503, 504):
+        return {"state": "(service restarting)", "running_replicas": None, "state_reason": "",
+                "replicas_detail": []}
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -230,3 +240,33 @@ def test_a_forged_replica_is_refused(serve):
         "session_type": "inference"})
     assert r.status_code in (400, 422) and "replica of an endpoint" in r.text, r.text
     _ok(hub.call("DELETE", f"endpoints/{e['id']}", "bob"), 204)
+
+
+def _restart_service(hub) -> None:
+    """Kill the service (SIGKILL: no clean-up); the hub starts it again."""
+    pid_file = hub.state / "hubgrid-service.pid"
+    pid = int(pid_file.read_text())
+    os.kill(pid, signal.SIGKILL)
+    assert eventually(lambda: pid_file.exists() and pid_file.read_text().strip()
+                      and int(pid_file.read_text()) != pid, timeout=60), "not restarted"
+
+
+def test_a_scale_and_a_delete_finish_across_a_restart_of_the_service(serve):
+    dock, folder = serve
+    hub = dock.hub
+    eid = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "again", "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 1}),
+        201)["id"]
+    until_state(hub, eid, "running", 1)
+    _ok(hub.call("PATCH", f"endpoints/{eid}", "bob", json={"replicas": 2}), 200)
+    _restart_service(hub)  # whatever the pass had done: the next service finishes it
+    until_state(hub, eid, "running", 2)
+    assert len(replica_allocations(hub, eid)) == 2  # no replica started twice
+    held = {a["id"] for a in replica_allocations(hub, eid)}
+    assert hub.call("DELETE", f"endpoints/{eid}", "bob").status_code == 204
+    _restart_service(hub)
+    assert eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.3)
+    assert replica_allocations(hub, eid) == []
+    assert eventually(lambda: not [c for i in held for c in dock.containers(allocation=i)],
+                      timeout=60)
