@@ -94,6 +94,14 @@ async def test_a_report_gives_the_endpoint_its_health_and_bad_ones_are_refused(e
     assert got["health"]["status"] == "degraded" and got["health"]["reachable"] is True
     assert [r["name"] for r in got["health"]["replicas"]] == ["r1", "r2"]
     assert got["health"]["calls"] == {"2xx": 7}
+    # the calls in the service's Prometheus metrics
+    await env.ok("POST", "internal/serving/report", "internal", 204, {"calls": [
+        {"endpoint": ep["id"], "code": "2xx", "calls": 3, "seconds": 0.5}]})
+    r, text = await env.call("GET", "metrics", "root")
+    assert r.code == 200
+    assert f'hubgrid_endpoint_calls_total{{code="2xx",endpoint="{ep["id"]}"}} 10.0' in text
+    assert (f'hubgrid_endpoint_call_seconds_total{{code="2xx",endpoint="{ep["id"]}"}} 0.75'
+            in text)
     for bad in ({"replicas": [{"endpoint": ep["id"], "name": "r1"}]},
                 {"calls": [{"endpoint": ep["id"], "code": "200", "calls": 1, "seconds": 0}]},
                 {"replicas": [], "extra": 1}):

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, Metric,
                                    SummaryMetricFamily)
@@ -24,6 +24,9 @@ from sqlalchemy.orm import Session
 
 from . import metrics
 from .passstats import PassRecord, PassStats
+
+if TYPE_CHECKING:
+    from ..serving.health import Reports
 
 #: what a reclaim event may be and which rule made it (``ReclaimEvent``)
 RECLAIM_KINDS = ("warning", "extended", "reclaimed", "shadow")
@@ -55,6 +58,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("hubgrid_pass_failures", "counter",
            "Passes that failed (logged, and tried again at the next interval).", ("pass",),
            None),
+    Family("hubgrid_endpoint_calls", "counter",
+           "Calls the serving gateway passed to each endpoint since the service started, "
+           "by outcome (code: 2xx, 4xx, 5xx...; a 503 is an endpoint with no replica ready).",
+           ("endpoint", "code"), None),
+    Family("hubgrid_endpoint_call_seconds", "counter",
+           "Seconds those calls took, from the gateway's receipt to the answer's end.",
+           ("endpoint", "code"), None),
     Family("hubgrid_pass_last_end_timestamp_seconds", "gauge",
            "When the pass last ended (Unix time); absent until it ran once. A pass that "
            "stopped running shows as an age that grows.", ("pass",), None),
@@ -146,11 +156,15 @@ class LedgerCollector:
     collector: ``collect()`` yields them)."""
 
     def __init__(self, readings: metrics.Readings, highest: Highest, read_seconds: float,
-                 passes: dict[str, PassRecord] | None = None):
+                 passes: dict[str, PassRecord] | None = None,
+                 calls: dict | None = None, call_seconds: dict | None = None):
         self.readings = readings
         self.highest = highest
         self.read_seconds = read_seconds
         self.passes = passes or {}
+        #: (endpoint id, code class) -> calls and their seconds (serving/health.py)
+        self.calls = calls or {}
+        self.call_seconds = call_seconds or {}
 
     def _own(self, fam: Family) -> Metric:
         """A family the collector makes itself: the scrape's and the passes'."""
@@ -161,7 +175,11 @@ class LedgerCollector:
             return out
         make = CounterMetricFamily if fam.kind == "counter" else GaugeMetricFamily
         out = make(fam.name, fam.help, labels=fam.labels)
-        if fam.name == "hubgrid_pass_failures":
+        if fam.name in ("hubgrid_endpoint_calls", "hubgrid_endpoint_call_seconds"):
+            values = self.calls if fam.name == "hubgrid_endpoint_calls" else self.call_seconds
+            for key, value in sorted(values.items()):
+                out.add_metric(list(key), float(value))  # the Prometheus boundary
+        elif fam.name == "hubgrid_pass_failures":
             for name, p in sorted(self.passes.items()):
                 out.add_metric([name], p.failures)
         elif fam.name == "hubgrid_pass_last_end_timestamp_seconds":
@@ -198,6 +216,7 @@ class Settings(Protocol):
     authenticate_prometheus: bool
     metrics_user_labels: bool
     pass_stats: PassStats
+    serving_reports: "Reports"
 
     def clock(self) -> dt.datetime: ...
 
@@ -222,8 +241,10 @@ class Exporter:
         start = self.timer()
         readings = metrics.read(s, self.settings.clock(), ended=self.ended,
                                 per_user=bool(self.settings.metrics_user_labels))
+        reports = self.settings.serving_reports
         return LedgerCollector(readings, self.highest, self.timer() - start,
-                               self.settings.pass_stats.snapshot())
+                               self.settings.pass_stats.snapshot(), dict(reports.calls),
+                               dict(reports.seconds))
 
     def scrape(self, s: Session, accept: str | None) -> tuple[bytes, str]:
         """(body, content type) of one scrape, in the format ``accept`` asks
