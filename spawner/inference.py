@@ -8,10 +8,13 @@ argument vector, its port) and its only mount, the model folder read-only
 at ``/models``. The container runs that command instead of a Jupyter server,
 in its own network namespace like an isolated session: the hub reaches it on
 the session's socket, which the model server takes as
-``$HUBGRID_SERVICE_SOCKET`` (hubgrid/inference's servers do; a server that
-only listens on TCP, as vLLM, needs a bridge from that socket to
-127.0.0.1:``$HUBGRID_SERVICE_PORT``, not built yet). No Jupyter variable and no token reach it:
-a model server calls neither the hub nor the hubgrid API.
+``$HUBGRID_SERVICE_SOCKET`` when its image says its servers do (label
+``ai.hubgrid.inference.unix-socket=1``: hubgrid/inference's); any other
+server (vLLM: TCP only) runs under ``hubgrid-service-bridge`` (from
+images/inference/bin/; an image for replicas carries it), which listens on
+the socket and carries each connection to 127.0.0.1:``service.port``. No
+Jupyter variable and no token reach it: a model server calls neither the
+hub nor the hubgrid API.
 
 The hub adds no proxy route for it (hub_ext/proxyclass.py): a model server
 has no authentication of its own.
@@ -29,11 +32,25 @@ DROPPED = ("JUPYTERHUB_", "JPY_", "HUBGRID_RELAY_", "HUBGRID_API_URL", "HUBGRID_
 SERVICE_SOCKET = f"{CONTAINER_DIR}/{SERVER_SOCKET}"
 
 
+BRIDGE = "hubgrid-service-bridge"
+
+
+def replica_command(service: dict) -> list[str]:
+    """What a replica's container runs: the definition's command, under the
+    bridge unless the image's servers take the socket themselves."""
+    argv = list(service["argv"])
+    if service.get("unix_socket"):
+        return argv
+    return [BRIDGE, SERVICE_SOCKET, str(service["port"]), "--", *argv]
+
+
 def replica_environment(env: dict[str, str], service: dict) -> dict[str, str]:
     """A replica's environment: ``env`` less :data:`DROPPED`, with where the
-    model server listens (the session's socket) and its port."""
+    model server listens (the session's socket, for a server that takes it)
+    and its port."""
     out = {k: v for k, v in env.items() if not k.startswith(DROPPED)}
-    out["HUBGRID_SERVICE_SOCKET"] = SERVICE_SOCKET
+    if service.get("unix_socket"):
+        out["HUBGRID_SERVICE_SOCKET"] = SERVICE_SOCKET
     out["HUBGRID_SERVICE_PORT"] = str(service["port"])
     out["HUBGRID_MODEL_NAME"] = service["model"]
     return out
@@ -64,7 +81,7 @@ class InferenceDockerMixin:
 
     async def get_command(self):
         service = self.serving
-        return list(service["argv"]) if service else await super().get_command()
+        return replica_command(service) if service else await super().get_command()
 
     def get_args(self):
         return [] if self.serving else super().get_args()

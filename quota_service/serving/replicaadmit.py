@@ -18,23 +18,31 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import checks, modeldef
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Invalid
-from ..core.models import Endpoint, Project, ResourceGroup
+from ..core.models import Endpoint, Image, Project, ResourceGroup
 from ..storage import folders
 
 
-def service_of(d: modeldef.ModelDefinition) -> dict:
-    """How a replica serves: the first model with a service."""
+#: an image whose model servers listen on ``$HUBGRID_SERVICE_SOCKET`` themselves
+UNIX_SOCKET_LABEL = "ai.hubgrid.inference.unix-socket"
+
+
+def service_of(d: modeldef.ModelDefinition, image_labels: dict | None = None) -> dict:
+    """How a replica serves: the first model with a service; ``unix_socket``:
+    its image's servers take the socket (else the spawner bridges the
+    socket to the port: spawner/inference.py)."""
     m = d.servable()[0]
     svc = m.service
     h = svc.health_check
     out = {"model": m.name, "argv": list(svc.argv), "port": svc.port,
-           "health_path": h.path if h else None}
+           "health_path": h.path if h else None,
+           "unix_socket": (image_labels or {}).get(UNIX_SOCKET_LABEL) == "1"}
     if h:  # the gateway's balancer probes as the definition says (serving/routes.py)
         out.update(health_interval=str(h.interval), health_max_retries=h.max_retries,
                    health_expected_status=h.expected_status_code)
@@ -77,7 +85,8 @@ def replica(s: Session, p: Principal, body, hosts) -> dict:
     try:
         acc = folders.access(s, p, e.model_folder, "read", hosts)
         d = modeldef.parse(checks.read_definition(acc.root))
-        service = service_of(d)
+        image = s.scalar(select(Image).where(Image.name == e.image))
+        service = service_of(d, image.labels if image is not None else None)
     except ApiError as err:
         raise Invalid(f"endpoint {e.name!r}: model folder: {err.message}") from None
     except (OSError, modeldef.ModelDefinitionError, IndexError) as err:
