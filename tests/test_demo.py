@@ -193,6 +193,14 @@ def test_docker_demo_first_start_works(tmp_path):
         form = browser.get(hub.url + "/hub/spawn", timeout=30)
         assert form.status_code == 200, form.text[:500]
         assert IMAGE in form.text, "the spawn form does not offer the demo's image"
+        # the inference image the same build made is registered for the
+        # replicas of endpoints only (docs/serving.md): never offered here
+        served = hub.call("GET", "images/hubgrid%2Finference:latest", "admin")
+        assert served.status_code == 200, served.text
+        assert served.json()["session_types"] == ["inference"], served.json()
+        assert "hubgrid/inference:latest" not in form.text
+        groups = hub.call("GET", "resource-groups", "admin").json()
+        assert groups and all("inference" in g["session_types"] for g in groups), groups
         data = _form_defaults(form.text)
         data["_xsrf"] = browser.cookies.get("_xsrf")
         r = browser.post(hub.url + "/hub/spawn", data=data, allow_redirects=False, timeout=60)
