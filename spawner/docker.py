@@ -575,6 +575,9 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
         if self._net is not None:
             state["hubgrid_socket_dir"] = self._net.directory
             state["hubgrid_relay_port"] = self._net.relay_port
+            # where its server listens on the node: the serving gateway's
+            # balancer reaches an endpoint's replica there
+            state["hubgrid_server_socket"] = self._net.server_socket
         if self._sandbox:
             state["hubgrid_sandbox"] = self._sandbox
         return state
