@@ -57,10 +57,9 @@ def serve(dock):
     _ok(hub.call("POST", "nodes", "admin", json={
         "name": "serve-a", "resource_group": "serve", "backend_url": HOSTS[0],
         "capacity": {"cpu": "4", "mem": "8G"}}), 201)
-    r = hub.call("GET", f"images/{INFERENCE.replace('/', '%2F')}", "admin")
-    if r.status_code == 404:  # the scan may have found it already
-        _ok(hub.call("POST", "images", "admin", json={
-            "name": INFERENCE, "labels": {"ai.hubgrid.inference-image": "1"}}), 201)
+    _ok(hub.call("POST", "images/scan", "admin"), 200)  # the image as built now
+    image = _ok(hub.call("GET", f"images/{INFERENCE.replace('/', '%2F')}", "admin"), 200)
+    assert image["labels"]["ai.hubgrid.inference.unix-socket"] == "1"
     folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "minilm"}), 201)["id"]
     files = {"model-definition.yaml":
              (REPO / "examples/models/all-minilm-l6-v2/model-definition.yaml").read_bytes(),
@@ -270,3 +269,49 @@ def test_a_scale_and_a_delete_finish_across_a_restart_of_the_service(serve):
     assert replica_allocations(hub, eid) == []
     assert eventually(lambda: not [c for i in held for c in dock.containers(allocation=i)],
                       timeout=60)
+
+
+@pytest.fixture
+def tcp_image(serve):
+    """hubgrid/inference without its socket label: its servers are taken for
+    TCP-only ones (as vLLM), so replicas run under hubgrid-service-bridge."""
+    dock, _ = serve
+    client = dock.engines[HOSTS[0]]
+    name = "hubgrid/inference-tcp:test"
+    dockerfile = f'FROM {INFERENCE}\nLABEL ai.hubgrid.inference.unix-socket="0"\n'.encode()
+    for _ in client.build(fileobj=io.BytesIO(dockerfile), tag=name, rm=True):
+        pass
+    try:
+        _ok(dock.hub.call("POST", "images/scan", "admin"), 200)
+        yield name
+    finally:
+        client.remove_image(name, force=True)
+
+
+def test_a_server_on_tcp_only_is_bridged_to_the_replicas_socket(serve, tcp_image):
+    dock, _ = serve
+    hub = dock.hub
+    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "chat"}), 201)["id"]
+    _ok(hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", "bob",
+                 data=(REPO / "examples/models/echo-chat/model-definition.yaml").read_bytes()),
+        201)
+    eid = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "chat", "project": "ml", "resource_group": "serve", "image": tcp_image,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 1}),
+        201)["id"]
+    until_state(hub, eid, "running", 1)
+    (a,) = replica_allocations(hub, eid)
+    assert a["service"]["unix_socket"] is False
+    url, c = dock.container(a["id"])
+    info = dock.engines[url].inspect_container(c["Id"])
+    assert info["Config"]["Cmd"][:4] == ["hubgrid-service-bridge", "/run/hubgrid/jupyter.sock",
+                                         "8000", "--"]
+    assert not [e for e in info["Config"]["Env"] if e.startswith("HUBGRID_SERVICE_SOCKET=")]
+    with httpx.Client(transport=httpx.HTTPTransport(uds=f"{SOCKETS}/{a['id']}/jupyter.sock"),
+                      base_url="http://replica", timeout=30) as h:
+        r = h.post("/v1/chat/completions", json={
+            "model": "echo-chat", "messages": [{"role": "user", "content": "over the bridge"}]})
+    assert r.status_code == 200, r.text
+    assert r.json()["choices"][0]["message"]["content"] == "echo: over the bridge"
+    assert hub.call("DELETE", f"endpoints/{eid}", "bob").status_code == 204
+    assert eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.3)
