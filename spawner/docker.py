@@ -570,14 +570,11 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
     def get_state(self):
         state = super().get_state()
         if self.docker_url:
-            state["hubgrid_docker_url"] = self.docker_url
-            state["hubgrid_port"] = self.port
+            state.update(hubgrid_docker_url=self.docker_url, hubgrid_port=self.port)
         if self._net is not None:
-            state["hubgrid_socket_dir"] = self._net.directory
-            state["hubgrid_relay_port"] = self._net.relay_port
-            # where its server listens on the node: the serving gateway's
-            # balancer reaches an endpoint's replica there
-            state["hubgrid_server_socket"] = self._net.server_socket
+            net = self._net  # (hubgrid_server_socket: where the serving gateway reaches it)
+            state.update(hubgrid_socket_dir=net.directory, hubgrid_relay_port=net.relay_port,
+                         hubgrid_server_socket=net.server_socket)
         if self._sandbox:
             state["hubgrid_sandbox"] = self._sandbox
         return state

@@ -25,7 +25,10 @@ PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admissio
         # model serving's rules; its manager (serving.endpoints) is an IO edge
         "quota_service.serving.modeldef", "quota_service.serving.fields",
         "quota_service.serving.prestart", "quota_service.serving.tokens",
-        "quota_service.serving.fit", "quota_service.serving.replicaplan")
+        "quota_service.serving.fit", "quota_service.serving.replicaplan",
+        "quota_service.serving.autoscale", "quota_service.serving.health",
+        # the serving gateway's rules (gateway/); its balancer, sync and app are IO
+        "gateway.haproxycfg", "gateway.access", "gateway.table")
 IO_MODULES = ("sqlalchemy", "tornado", "docker", "requests", "httpx", "subprocess", "socket",
               "asyncio", "os", "pathlib", "shutil", "threading")
 MAX_LINES = 600
