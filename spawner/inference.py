@@ -22,6 +22,8 @@ has no authentication of its own.
 
 from __future__ import annotations
 
+import json
+
 from jupyterhub.spawner import SpawnException
 
 from .isolation import CONTAINER_DIR, SERVER_SOCKET
@@ -33,15 +35,18 @@ SERVICE_SOCKET = f"{CONTAINER_DIR}/{SERVER_SOCKET}"
 
 
 BRIDGE = "hubgrid-service-bridge"
+#: runs the definition's pre-start actions ($HUBGRID_PRESTART), then the command
+PRESTART = "hubgrid-prestart"
 
 
 def replica_command(service: dict) -> list[str]:
     """What a replica's container runs: the definition's command, under the
-    bridge unless the image's servers take the socket themselves."""
+    bridge unless the image's servers take the socket themselves, after the
+    pre-start actions when it has any."""
     argv = list(service["argv"])
-    if service.get("unix_socket"):
-        return argv
-    return [BRIDGE, SERVICE_SOCKET, str(service["port"]), "--", *argv]
+    if not service.get("unix_socket"):
+        argv = [BRIDGE, SERVICE_SOCKET, str(service["port"]), "--", *argv]
+    return [PRESTART, "--", *argv] if service.get("pre_start") else argv
 
 
 def replica_environment(env: dict[str, str], service: dict) -> dict[str, str]:
@@ -52,6 +57,8 @@ def replica_environment(env: dict[str, str], service: dict) -> dict[str, str]:
     if service.get("unix_socket"):
         out["HUBGRID_SERVICE_SOCKET"] = SERVICE_SOCKET
     out["HUBGRID_SERVICE_PORT"] = str(service["port"])
+    if service.get("pre_start"):
+        out["HUBGRID_PRESTART"] = json.dumps(service["pre_start"], separators=(",", ":"))
     out["HUBGRID_MODEL_NAME"] = service["model"]
     return out
 

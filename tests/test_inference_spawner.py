@@ -4,6 +4,8 @@ inference session, the command and environment of a replica
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from spawner.builders import Mount, vfolder_mounts
@@ -59,3 +61,15 @@ def test_the_model_folder_mounts_read_only_at_its_target():
         vfolder_mounts(twice, "/home/jovyan")
     with pytest.raises(ValueError, match="cannot be mounted at 'models'"):
         vfolder_mounts([mounts[0] | {"target": "models"}], "/home/jovyan")
+
+
+def test_pre_start_actions_run_first_and_travel_in_the_environment():
+    actions = [{"action": "log", "args": {"body": "hi", "debug": False}},
+               {"action": "mkdir", "args": {"path": "/tmp/x"}}]
+    service = SERVICE | {"unix_socket": True, "pre_start": actions}
+    assert replica_command(service) == ["hubgrid-prestart", "--", "serve", "--port", "8000"]
+    bridged = SERVICE | {"pre_start": actions}
+    assert replica_command(bridged)[:3] == ["hubgrid-prestart", "--", BRIDGE]
+    env = replica_environment({}, service)
+    assert json.loads(env["HUBGRID_PRESTART"]) == actions
+    assert "HUBGRID_PRESTART" not in replica_environment({}, SERVICE | {"pre_start": []})

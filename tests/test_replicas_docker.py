@@ -288,7 +288,7 @@ def tcp_image(serve):
         client.remove_image(name, force=True)
 
 
-def test_a_server_on_tcp_only_is_bridged_to_the_replicas_socket(serve, tcp_image):
+def test_a_server_on_tcp_only_is_bridged_and_pre_start_actions_run(serve, tcp_image):
     dock, _ = serve
     hub = dock.hub
     folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "chat"}), 201)["id"]
@@ -304,9 +304,14 @@ def test_a_server_on_tcp_only_is_bridged_to_the_replicas_socket(serve, tcp_image
     assert a["service"]["unix_socket"] is False
     url, c = dock.container(a["id"])
     info = dock.engines[url].inspect_container(c["Id"])
-    assert info["Config"]["Cmd"][:4] == ["hubgrid-service-bridge", "/run/hubgrid/jupyter.sock",
-                                         "8000", "--"]
+    assert info["Config"]["Cmd"][:6] == ["hubgrid-prestart", "--", "hubgrid-service-bridge",
+                                         "/run/hubgrid/jupyter.sock", "8000", "--"]
     assert not [e for e in info["Config"]["Env"] if e.startswith("HUBGRID_SERVICE_SOCKET=")]
+    # its definition's pre-start action (log) ran in the replica, before the server
+    assert info["Config"]["Entrypoint"] == ["/usr/local/bin/hubgrid-session"]
+    logs = dock.engines[url].logs(c["Id"]).decode(errors="replace")
+    assert "hubgrid: pre-start: hubgrid-echo-chat is a stand-in, not a language model" \
+        in logs, logs
     with httpx.Client(transport=httpx.HTTPTransport(uds=f"{SOCKETS}/{a['id']}/jupyter.sock"),
                       base_url="http://replica", timeout=30) as h:
         r = h.post("/v1/chat/completions", json={

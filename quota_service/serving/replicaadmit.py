@@ -16,6 +16,7 @@ An IO edge: the database and the model folder's definition file.
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from sqlalchemy import select
@@ -29,6 +30,9 @@ from ..core.models import Endpoint, Image, Project, ResourceGroup
 from ..storage import folders
 
 
+#: the most the pre-start actions may be, as JSON (they reach the replica in
+#: one environment variable: Linux takes at most 128 KiB in one)
+MAX_PRESTART = 100_000
 #: an image whose model servers listen on ``$HUBGRID_SERVICE_SOCKET`` themselves
 UNIX_SOCKET_LABEL = "ai.hubgrid.inference.unix-socket"
 
@@ -42,7 +46,11 @@ def service_of(d: modeldef.ModelDefinition, image_labels: dict | None = None) ->
     h = svc.health_check
     out = {"model": m.name, "argv": list(svc.argv), "port": svc.port,
            "health_path": h.path if h else None,
-           "unix_socket": (image_labels or {}).get(UNIX_SOCKET_LABEL) == "1"}
+           "unix_socket": (image_labels or {}).get(UNIX_SOCKET_LABEL) == "1",
+           # run in the replica before argv (spawner/inference.py, hubgrid-prestart)
+           "pre_start": [{"action": a.action, "args": {k: (list(v) if isinstance(v, tuple)
+                                                          else v) for k, v in a.args.items()}}
+                         for a in svc.pre_start_actions]}
     if h:  # the gateway's balancer probes as the definition says (serving/routes.py)
         out.update(health_interval=str(h.interval), health_max_retries=h.max_retries,
                    health_expected_status=h.expected_status_code)
@@ -92,6 +100,9 @@ def replica(s: Session, p: Principal, body, hosts) -> dict:
     except (OSError, modeldef.ModelDefinitionError, IndexError) as err:
         raise Invalid(f"endpoint {e.name!r}: the model folder's {checks.DEFINITION_FILE} "
                       f"cannot be served: {err or 'no model has a service'}") from None
+    if len(json.dumps(service["pre_start"])) > MAX_PRESTART:
+        raise Invalid(f"endpoint {e.name!r}: the pre-start actions of its definition are "
+                      f"more than {MAX_PRESTART} bytes as JSON: too large to hand to a replica")
     mount = {"folder": e.model_folder, "name": acc.name, "path": str(acc.root), "mode": "ro",
              "target": modeldef.MODELS_ROOT}
     return {"endpoint": e.id, "mounts": [mount], "service": service}
