@@ -29,6 +29,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
+from bench import hubproc
 from docker_fixtures import dock  # noqa: F401 - one hub for every Docker session module
 from quota_service.core import db
 from quota_service.tenancy import accounts as manager
@@ -37,6 +38,10 @@ from quota_service.core.models import Base, Domain, Role, User
 from quota_service.core.schemas import ProjectCreate, UserCreate
 
 POSTGRES_ENV = "HUBGRID_TEST_POSTGRES_URL"
+
+#: the test hubs find their managed services up within 0.25 s of it instead
+#: of JupyterHub's pauses of up to 5 s (bench/hubproc.py): ~1.5 s a hub start
+hubproc.CHECK_MAX_WAIT = 0.25
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,7 +90,12 @@ def fresh_postgres_database() -> Iterator[str]:
 def postgres_database() -> Iterator[str]:
     """One database of this test session on the server, dropped at the end."""
     with fresh_postgres_database() as url:
-        yield url
+        try:
+            yield url
+        finally:
+            engine = _RESETTERS.pop(url, None)
+            if engine is not None:
+                engine.dispose()
 
 
 def wipe_postgres_schema(url: str) -> None:
@@ -131,28 +141,37 @@ def _counters(c) -> list:
     return sorted(c.execute(sa.text("SELECT name FROM ledger_counters")).scalars())
 
 
+#: per database URL: one connection kept for the resets between tests
+#: (connecting costs 20-40 ms, as much as the reset itself)
+_RESETTERS: dict[str, sa.Engine] = {}
+
+
+def _resetter(url: str) -> sa.Engine:
+    if url not in _RESETTERS:
+        _RESETTERS[url] = sa.create_engine(
+            url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=0, pool_pre_ping=True,
+            # a connection some test leaked would hold locks: fail, don't hang
+            connect_args={"options": "-c lock_timeout=10s"})
+    return _RESETTERS[url]
+
+
 def reset_postgres(url: str, head: str) -> None:
     """Leave the database at the schema of ``head`` with no rows: its tables
-    emptied when the previous test left that schema (20-50 ms: ``empty_postgres_tables``), else wiped and
-    migrated again (200 ms; a test that downgraded, or the first one). A
-    migrated database holds no rows but the counters of ``MIGRATED_ROWS``."""
-    e = sa.create_engine(url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
-    try:
-        with e.connect() as c:
-            # a connection some test leaked would hold locks: fail, don't hang
-            c.execute(sa.text("SET lock_timeout = '10s'"))
-            inspector = sa.inspect(c)
-            names = set(inspector.get_table_names())
-            at = (c.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
-                  if "alembic_version" in names else [])
-            if at == [head] and names - {"alembic_version"} == set(Base.metadata.tables) \
-                    and _counters(c) == _MIGRATED_COUNTERS.get(url):
-                # ledger_counters keeps its rows: the migrations insert them (0013)
-                empty_postgres_tables(c, sorted(t for t in Base.metadata.tables
-                                                if t not in MIGRATED_ROWS))
-                return
-    finally:
-        e.dispose()
+    emptied when the previous test left that schema (10-50 ms:
+    ``empty_postgres_tables``), else wiped and migrated again (200 ms; a
+    test that downgraded, or the first one). A migrated database holds no
+    rows but the counters of ``MIGRATED_ROWS``."""
+    with _resetter(url).connect() as c:
+        names = set(c.execute(sa.text(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")).scalars())
+        at = (c.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+              if "alembic_version" in names else [])
+        if at == [head] and names - {"alembic_version"} == set(Base.metadata.tables) \
+                and _counters(c) == _MIGRATED_COUNTERS.get(url):
+            # ledger_counters keeps its rows: the migrations insert them (0013)
+            empty_postgres_tables(c, sorted(t for t in Base.metadata.tables
+                                            if t not in MIGRATED_ROWS))
+            return
     wipe_postgres_schema(url)
     migrated = db.make_engine(url)
     try:
