@@ -9,7 +9,7 @@ import requests
 from hub_fixtures import Hub
 
 
-def eventually(check, timeout=60.0, interval=0.5):
+def eventually(check, timeout=60.0, interval=0.2):
     """Poll ``check`` until it returns a truthy value (bounded)."""
     deadline = time.monotonic() + timeout
     while True:
