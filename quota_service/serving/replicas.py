@@ -135,7 +135,15 @@ def replicas_of(view: View, servers: dict[str, dict]) -> list[replicaplan.Replic
             for n in sorted(names)]
 
 
-def write(s: Session, view: View, plan: replicaplan.Plan, serving: set[str],
+def target_of(server: dict | None) -> str | None:
+    """Where the gateway's balancer reaches a replica: its server's socket on
+    the node, from the spawner's state in the hub (the service's token may
+    read it: ``admin:server_state``); None when the hub does not say."""
+    sock = ((server or {}).get("state") or {}).get("hubgrid_server_socket")
+    return f"unix:{sock}" if isinstance(sock, str) and sock.startswith("/") else None
+
+
+def write(s: Session, view: View, plan: replicaplan.Plan, serving: dict[str, str | None],
           failure: str, now: dt.datetime) -> None:
     """The endpoint's state, and since when each replica serves; the row
     goes once a DELETE is done."""
@@ -158,6 +166,9 @@ def write(s: Session, view: View, plan: replicaplan.Plan, serving: set[str],
             a.serving_at = now
         elif a.server_name not in serving and a.serving_at is not None:
             a.serving_at = None
+        target = serving.get(a.server_name)
+        if target and (a.service or {}).get("target") != target:
+            a.service = {**(a.service or {}), "target": target}  # the gateway's route
 
 
 def hub_message(e: HTTPClientError) -> str:
@@ -222,7 +233,8 @@ class Controller:
                 continue
             replicas = replicas_of(v, servers[v.creator])
             plan = replicaplan.plan(v.name, v.id, v.desired, replicas, v.terminating, v.failure)
-            serving = {r.name for r in replicas if r.state == "serving"}
+            serving = {r.name: target_of(servers[v.creator].get(r.name)) for r in replicas
+                       if r.state == "serving"}
             plans.append(plan)
             work.append((v, plan, serving, self._act(hub, v, plan)))
         failures = await asyncio.gather(*(w[3] for w in work))

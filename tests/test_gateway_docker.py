@@ -1,0 +1,138 @@
+"""The serving gateway end to end (issue 23): through the real hub, its
+configurable-http-proxy and the gateway the hub runs (hubgrid-gateway, with
+real haproxy), to replicas of a real model (all-MiniLM-L6-v2) that the
+serving controller started on the real Docker engine. The openai client
+calls embeddings with an endpoint token; a killed replica costs no call,
+the endpoint reads degraded but reachable, then healthy once replaced;
+tokens that are wrong, revoked or another endpoint's are refused. The
+shared Docker hub (docker_fixtures.dock)."""
+
+from __future__ import annotations
+
+import time
+
+import openai
+import pytest
+import requests
+
+from docker_fixtures import HOSTS, require_image
+from hub_fixtures import _ok
+from session_fixtures import eventually
+from test_replicas_docker import INFERENCE, REPO, _model_files, endpoint, until_state
+
+GATEWAY = "/services/hubgrid-gateway/"
+TEXTS = ["A man is playing a guitar.", "Someone plays an instrument."]
+
+
+@pytest.fixture(scope="module")
+def served(dock):
+    """Group ``gw`` (inference only) on the first engine, bob's folder with
+    the real model, and an endpoint of two replicas running, with a token."""
+    client = require_image(HOSTS[0], INFERENCE)
+    hub = dock.hub
+    _ok(hub.call("POST", "resource-groups", "admin",
+                 json={"name": "gw", "session_types": ["inference"]}), 201)
+    _ok(hub.call("PUT", "resource-groups/gw/grants", "admin", json={"domain": "acme"}), 201)
+    _ok(hub.call("POST", "nodes", "admin", json={
+        "name": "gw-a", "resource_group": "gw", "backend_url": HOSTS[0],
+        "capacity": {"cpu": "4", "mem": "8G"}}), 201)
+    _ok(hub.call("POST", "images/scan", "admin"), 200)
+    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "minilm-gw"}), 201)["id"]
+    files = {"model-definition.yaml":
+             (REPO / "examples/models/all-minilm-l6-v2/model-definition.yaml").read_bytes(),
+             **_model_files(client)}
+    for name, data in files.items():
+        _ok(hub.call("PUT", f"vfolders/{folder}/upload?path={name}", "bob", data=data), 201)
+    e = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "emb", "project": "ml", "resource_group": "gw", "image": INFERENCE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 2}), 201)
+    token = _ok(hub.call("POST", f"endpoints/{e['id']}/tokens", "bob",
+                         json={"expires_in_days": 1}), 201)
+    until_state(hub, e["id"], "running", 2)
+    yield dock, e, token
+    hub.call("DELETE", f"endpoints/{e['id']}", "bob")
+    eventually(lambda: endpoint(hub, e["id"]) is None, timeout=120, interval=0.5)
+
+
+def healthy(hub, eid, status, up):
+    def check():
+        h = (endpoint(hub, eid) or {}).get("health") or {}
+        return h if (h.get("status"), h.get("replicas_up")) == (status, up) else None
+    found = eventually(check, timeout=90, interval=0.3)
+    assert found, (endpoint(hub, eid) or {}).get("health")
+    return found
+
+
+def test_the_openai_client_reaches_replicas_through_the_gateway_and_a_kill_costs_no_call(served):
+    dock, e, token = served
+    hub = dock.hub
+    client = openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=token["token"],
+                           max_retries=0, timeout=60)
+    # the gateway routes the endpoint once its replicas serve (its sync: ~2 s)
+    assert eventually(lambda: [m.id for m in client.models.list().data] == ["emb"],
+                      timeout=60, interval=0.5)
+    h = healthy(hub, e["id"], "healthy", 2)
+    assert h["reachable"] is True
+    # the definition's probe (GET /health, expected 200) passes on both
+    assert eventually(lambda: {r["check"] for r in endpoint(hub, e["id"])["health"][
+        "replicas"]} == {"L7OK"}, timeout=60, interval=0.5)
+    got = client.embeddings.create(model="emb", input=TEXTS)
+    assert [len(d.embedding) for d in got.data] == [384, 384]
+    # the endpoint's own URL, with the token; the caller's token stays at the gateway
+    r = requests.post(hub.url + GATEWAY + f"e/{e['id']}/v1/embeddings", timeout=60,
+                      headers={"Authorization": f"Bearer {token['token']}"},
+                      json={"model": "all-minilm-l6-v2", "input": "one"})
+    assert r.status_code == 200 and len(r.json()["data"][0]["embedding"]) == 384
+
+    # kill one replica's container: every call still answers, from the other
+    held = [a for a in dock.hub.call("GET", "allocations?state=allocated", "bob").json()
+            if a.get("endpoint") == e["id"]]
+    url, c = dock.container(held[0]["id"])
+    dock.engines[url].kill(c["Id"])
+    answers = [client.embeddings.create(model="emb", input=f"after {i}") for i in range(10)]
+    assert all(len(a.data[0].embedding) == 384 for a in answers)
+    # degraded but reachable, then healthy again once the controller replaced it
+    h = healthy(hub, e["id"], "degraded", 1)
+    assert h["reachable"] is True
+    assert any(not r["up"] for r in h["replicas"]), h
+    until_state(hub, e["id"], "running", 2)
+    healthy(hub, e["id"], "healthy", 2)
+    assert client.embeddings.create(model="emb", input="healed").data[0].embedding
+    # every call counted for the endpoint
+    calls = endpoint(hub, e["id"])["health"]["calls"]
+    assert eventually(lambda: endpoint(hub, e["id"])["health"]["calls"].get("2xx", 0) >= 13,
+                      timeout=30), calls
+
+
+def test_tokens_wrong_revoked_or_of_another_endpoint_are_refused(served):
+    dock, e, token = served
+    hub = dock.hub
+    url = hub.url + GATEWAY + "v1/embeddings"
+    body = {"model": "emb", "input": "x"}
+    r = requests.post(url, json=body, timeout=30)
+    assert r.status_code == 401 and "token" in r.json()["error"]["message"]
+    r = requests.post(url, json=body, timeout=30, headers={"Authorization": "Bearer hge_nope"})
+    assert r.status_code == 401 and "unknown or revoked" in r.json()["error"]["message"]
+    # a token of another endpoint (no replica needed) opens only its own
+    other = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "other", "project": "ml", "resource_group": "gw", "image": INFERENCE,
+        "model_folder": e["model_folder"]["id"], "slots": {"cpu": "0.5", "mem": "512M"},
+        "replicas": 0}), 201)
+    theirs = _ok(hub.call("POST", f"endpoints/{other['id']}/tokens", "bob",
+                          json={"expires_in_days": 1}), 201)
+
+    def status(path, secret):
+        return requests.post(hub.url + GATEWAY + path, json=body, timeout=30,
+                             headers={"Authorization": f"Bearer {secret}"}).status_code
+    assert eventually(lambda: status(f"e/{e['id']}/v1/embeddings", theirs["token"]) == 403,
+                      timeout=30, interval=0.5)
+    assert status("v1/embeddings", theirs["token"]) == 404  # emb is not its model
+    # revoked: refused within a sync of the gateway
+    mine = _ok(hub.call("POST", f"endpoints/{e['id']}/tokens", "bob",
+                        json={"expires_in_days": 1}), 201)
+    assert eventually(lambda: status("v1/embeddings", mine["token"]) == 200, timeout=30)
+    _ok(hub.call("DELETE", f"endpoints/{e['id']}/tokens/{mine['id']}", "bob"), 204)
+    t0 = time.monotonic()
+    assert eventually(lambda: status("v1/embeddings", mine["token"]) == 401, timeout=30)
+    assert time.monotonic() - t0 < 30
+    _ok(hub.call("DELETE", f"endpoints/{other['id']}", "bob"), 204)
