@@ -513,7 +513,8 @@ class HubgridSpawnerMixin(Configurable):
         except BaseException as e:
             await self.session_ended()
             # the cause goes with it: an endpoint's replica shows it (serving)
-            why = (str(e) or type(e).__name__) if isinstance(e, Exception) else ""
+            why = (getattr(e, "message", None) or str(e) or type(e).__name__) \
+                if isinstance(e, Exception) else ""
             await self._release("the server failed to start" + (f": {why}" if why else ""))
             raise
 

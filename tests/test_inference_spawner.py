@@ -5,6 +5,7 @@ inference session, the command and environment of a replica
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -73,3 +74,67 @@ def test_pre_start_actions_run_first_and_travel_in_the_environment():
     env = replica_environment({}, service)
     assert json.loads(env["HUBGRID_PRESTART"]) == actions
     assert "HUBGRID_PRESTART" not in replica_environment({}, SERVICE | {"pre_start": []})
+
+
+# -- the mixin, with test doubles of the backend and the service (no hub) ----
+
+async def test_a_backend_without_replicas_refuses_an_inference_start_before_asking():
+    from jupyterhub.spawner import SpawnException
+    from test_spawner_user_options import Probe, RecordingService, spawner
+
+    p = spawner(Probe, logging.getLogger("test.inference.refuse"))
+    p.service = RecordingService()
+    p.user_options = {"project": "ml", "resource_group": "serve", "cpu": "1", "mem": "1G",
+                      "session_type": "inference", "endpoint": EID}
+    with pytest.raises(SpawnException, match="does not run inference sessions") as e:
+        await p.start()
+    assert e.value.status_code == 400 and p.service.bodies == []
+
+
+
+
+async def test_a_replica_asks_with_its_endpoint_and_a_failed_start_says_why_at_release():
+    from test_spawner_user_options import Probe, RecordingService, StartsAtOnce, spawner
+    from spawner.mixin import HubgridSpawnerMixin
+
+    class Releases(RecordingService):
+        def __init__(self):
+            super().__init__()
+            self.released: list[str] = []
+
+        async def release(self, alloc, reason, exit_code=None):
+            self.released.append(reason)
+
+    class ReplicaProbe(Probe):
+        runs_inference = True
+
+    class FailingBackend(StartsAtOnce):
+        async def start(self):
+            from jupyterhub.spawner import SpawnException
+
+            raise SpawnException("image x is not on node n-1", reason="image",
+                                 status_code=409)
+
+    class FailingReplica(HubgridSpawnerMixin, FailingBackend):
+        runs_inference = True
+        service = None
+
+        @property
+        def hubgrid(self):
+            return self.service
+
+    for cls in (ReplicaProbe, FailingReplica):
+        p = spawner(cls, logging.getLogger("test.inference.ask"))
+        p.service = Releases()
+        p.user_options = {"project": "ml", "resource_group": "gpuhalf", "cpu": "1",
+                          "mem": "2G", "gpu_shares": "0.5", "session_type": "inference",
+                          "endpoint": EID}
+        if cls is ReplicaProbe:
+            await p.start()
+            [body] = p.service.bodies
+            assert (body["session_type"], body["endpoint"]) == ("inference", EID)
+        else:
+            with pytest.raises(Exception, match="image x is not on node n-1"):
+                await p.start()
+            assert p.service.released == [
+                "the server failed to start: image x is not on node n-1"]
