@@ -16,7 +16,6 @@ import math
 import os
 import signal
 import tarfile
-import time
 from pathlib import Path
 
 import httpx

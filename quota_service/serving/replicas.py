@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -173,7 +174,6 @@ def write(s: Session, view: View, plan: replicaplan.Plan, serving: dict[str, str
 
 def hub_message(e: HTTPClientError) -> str:
     """The hub's reason for a refused call (its JSON ``message``)."""
-    import json
     try:
         return json.loads(e.response.body)["message"]
     except Exception:  # noqa: BLE001 - no JSON body: the status says it
