@@ -11,6 +11,8 @@ endpoints with the internal token. Import the fixture into a test module::
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from dataclasses import dataclass, field
 
@@ -20,10 +22,22 @@ from tornado.httpserver import HTTPServer
 from tornado.testing import bind_unused_port
 
 from quota_service.tenancy import accounts as manager
+from quota_service.api import openapi
 from quota_service.app import HubgridService
 from quota_service.core.schemas import KeypairCreate
 
 INTERNAL_TOKEN = "internal-test-token"
+
+#: the OpenAPI document depends on the code and its two arguments only, and
+#: make_app built it anew for every app (0.1-0.3 s of pydantic schemas, some
+#: 800 tests): each served app gets its own copy of the one built first
+_built_document = functools.cache(openapi.document)
+
+
+def _document(prefix: str, cookie_name: str) -> dict:
+    return copy.deepcopy(_built_document(prefix, cookie_name))
+
+
 HUB_ENV = (
     "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "JUPYTERHUB_SERVICE_PREFIX",
     "JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_COOKIE_SECRET", "JUPYTERHUB_BASE_URL",
@@ -72,6 +86,7 @@ class Served:
 async def served(db_url, tenancy, tmp_path, monkeypatch):
     for name in HUB_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(openapi, "document", _document)
     sock, port = bind_unused_port()
     svc = HubgridService(
         db_url=db_url,
