@@ -319,3 +319,36 @@ def test_a_server_on_tcp_only_is_bridged_and_pre_start_actions_run(serve, tcp_im
     assert r.json()["choices"][0]["message"]["content"] == "echo: over the bridge"
     assert hub.call("DELETE", f"endpoints/{eid}", "bob").status_code == 204
     assert eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.3)
+
+
+def test_a_replica_that_cannot_start_fails_the_endpoint_with_the_reason(serve):
+    dock, _ = serve
+    hub = dock.hub
+    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "broken"}), 201)["id"]
+    definition = (b"models:\n  - name: broken\n    model_path: /models\n    service:\n"
+                  b"      start_command: echo no model here >&2; exit 3\n"
+                  b"      shell: /bin/sh\n      port: 8000\n")
+    _ok(hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", "bob",
+                 data=definition), 201)
+    eid = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "broken", "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 1}),
+        201)["id"]
+    why = "the session's server exited with code 3 before it answered"
+    failed = eventually(lambda: (lambda e: e if e["state"] == "failed" else None)(
+        endpoint(hub, eid)), timeout=120, interval=0.3)
+    assert failed, endpoint(hub, eid)
+    assert failed["state_reason"] == f"a replica failed to start: {why}"
+    assert failed["running_replicas"] == 0
+    assert replica_allocations(hub, eid) == []  # nothing held, nothing retried
+    last = eventually(lambda: [r for r in endpoint(hub, eid)["replicas_detail"]
+                               if r["state"] == "failed"], timeout=30)
+    assert last and last[0]["reason"] == f"the server failed to start: {why}", last
+    # asked again (PATCH, even the same count): it tries anew, and fails again
+    again = _ok(hub.call("PATCH", f"endpoints/{eid}", "bob", json={"replicas": 1}), 200)
+    assert again["state"] == "provisioning" and again["state_reason"] == ""
+    assert eventually(lambda: endpoint(hub, eid)["state"] == "failed", timeout=120,
+                      interval=0.3)
+    assert len([a for a in allocations(hub, "bob", "released") if a.get("endpoint") == eid]) == 2
+    assert hub.call("DELETE", f"endpoints/{eid}", "bob").status_code == 204
+    assert eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.3)
