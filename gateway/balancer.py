@@ -39,6 +39,7 @@ class ServerState:
     check_detail: str  # its text, e.g. "HTTP status check returned code <503>"
     down_transitions: int
     sessions: int      # calls it has served
+    in_flight: int = 0  # calls it is answering now
 
 
 class Balancer:
@@ -141,7 +142,7 @@ class Balancer:
                 status=status, check=(row.get("check_status") or "").lstrip("* "),
                 check_detail=row.get("check_desc") or "",
                 down_transitions=int(row.get("chkdown") or 0),
-                sessions=int(row.get("stot") or 0)))
+                sessions=int(row.get("stot") or 0), in_flight=int(row.get("scur") or 0)))
         return out
 
     async def status(self) -> list[ServerState]:

@@ -42,7 +42,8 @@ class Sync:
         await self.state.set_table(table)
         replicas = [{"endpoint": s.endpoint_id, "name": s.name, "up": s.up, "status": s.status,
                      "check": s.check, "detail": s.check_detail,
-                     "down_transitions": s.down_transitions, "calls": s.sessions}
+                     "down_transitions": s.down_transitions, "calls": s.sessions,
+                     "in_flight": s.in_flight}
                     for s in await self.balancer.status()]
         calls = self.state.counts.take()
         try:

@@ -157,3 +157,68 @@ def test_the_probe_comes_from_the_definition_with_defaults():
                              "health_max_retries": 5, "health_expected_status": 204}) == {
         "path": "/ready", "interval": 1, "max_retries": 5, "expected_status": 204}
     assert routes.health_of({"health_interval": "2.5"})["interval"] == 3
+
+
+# ------------------------------------------------------------- autoscaling
+
+RULE_OUT = {"metric": "requests_per_second", "comparator": "gt", "threshold": "5", "step": 2,
+            "cooldown": 0, "min_replicas": 1, "max_replicas": 3}
+
+
+async def report_calls(env, eid, calls, up=1):  # noqa: F811
+    await env.ok("POST", "internal/serving/report", "internal", 204, {
+        "replicas": [{"endpoint": eid, "name": f"r{i}", "up": True, "status": "UP",
+                      "in_flight": 1} for i in range(up)],
+        "calls": [{"endpoint": eid, "code": "2xx", "calls": calls, "seconds": 0.1}]})
+
+
+async def test_rules_are_set_shown_and_refused_with_their_field(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=1))
+    got = await env.ok("PATCH", f"endpoints/{ep['id']}", "alice", 200,
+                       {"autoscaling": [RULE_OUT]})
+    assert got["autoscaling"] == [RULE_OUT] and got["scaling_events"] == []
+    for bad, words in [({**RULE_OUT, "step": 0}, "autoscaling[0].step"),
+                       ({**RULE_OUT, "min_replicas": 4}, "autoscaling[0].min_replicas"),
+                       ({**RULE_OUT, "metric": "cpu"}, "metric"),
+                       ({**RULE_OUT, "threshold": "1e9"}, "threshold")]:
+        r, data = await env.call("PATCH", f"endpoints/{ep['id']}", "alice",
+                                 json_body={"autoscaling": [bad]})
+        assert r.code == 422 and words in str(data), (bad, data)
+    assert (await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200))["autoscaling"] == [
+        RULE_OUT]
+    # another member of the project may not change them (bob is none; ada admins acme)
+    await env.ok("PATCH", f"endpoints/{ep['id']}", "ada", 200, {"autoscaling": []})
+    assert (await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200))["autoscaling"] == []
+
+
+async def test_load_scales_out_clamped_to_the_bound_then_refused_there(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=2))
+    await env.ok("PATCH", f"endpoints/{ep['id']}", "alice", 200, {"autoscaling": [RULE_OUT]})
+    await report_calls(env, ep["id"], 0)     # the first report: no rate yet
+    await report_calls(env, ep["id"], 1000)  # a burst: far over 5/s per replica
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["replicas"] == 3  # 2 + 2 clamped to max_replicas 3
+    [clamped] = got["scaling_events"]
+    assert clamped["outcome"] == "clamped" and "clamped to max_replicas 3" in clamped["reason"]
+    assert (clamped["replicas_before"], clamped["replicas_after"]) == (2, 3)
+    assert float(got["health"]["measured"]["requests_per_second"]) > 5
+    await report_calls(env, ep["id"], 1000)
+    await report_calls(env, ep["id"], 1000)
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["replicas"] == 3
+    refused = got["scaling_events"][-1]
+    assert refused["outcome"] == "at-bound" and refused["count"] == 2  # one event, counted
+
+
+async def test_quiet_scales_in_after_the_cooldown(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=2))
+    rule = {"metric": "in_flight", "comparator": "lt", "threshold": "2", "step": -1,
+            "cooldown": 3600, "min_replicas": 0, "max_replicas": 3}
+    await env.ok("PATCH", f"endpoints/{ep['id']}", "alice", 200, {"autoscaling": [rule]})
+    await report_calls(env, ep["id"], 0)  # 1 in flight per replica < 2
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    # the PATCH of the rules was no change of replicas: the step is taken now
+    assert got["replicas"] == 1 and got["scaling_events"][-1]["outcome"] == "scaled"
+    await report_calls(env, ep["id"], 0)
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["replicas"] == 1 and got["scaling_events"][-1]["outcome"] == "cooldown"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from ..core.schemas import Body, parse
-from ..serving import routes
+from ..serving import routes, scaling
 from .base import APIHandler
 
 
@@ -19,6 +19,8 @@ class ReplicaReport(Body):
     detail: StrictStr = Field(default="", max_length=1024)
     down_transitions: StrictInt = Field(default=0, ge=0)
     calls: StrictInt = Field(default=0, ge=0)
+    #: calls it is answering now
+    in_flight: StrictInt = Field(default=0, ge=0)
 
 
 class CallsReport(Body):
@@ -56,5 +58,10 @@ class ReportHandler(APIHandler):
     async def post(self):
         """Record a report (kept in memory: serving/health.py)."""
         report = parse(GatewayReport, self.json_body())
-        self.serving_reports.record(report.model_dump(), self.now())
+        now, reports = self.now(), self.serving_reports
+        reports.record(report.model_dump(), now)
+        # autoscaling judges what was just measured (serving/scaling.py)
+        measures = reports.measures()
+        if await self.db(lambda s: scaling.apply(s, measures, now)):
+            self.serve_soon()
         self.no_content()

@@ -553,8 +553,7 @@ class UsageInterval(Base):
 
 
 class Endpoint(Base):
-    """A model served by a project: replicas of one image over a model folder
-    (mounted read-only at /models), each an ``inference`` allocation."""
+    """A project's model served by replicas (``inference`` allocations) of an image."""
 
     __tablename__ = "endpoints"
     __table_args__ = (
@@ -563,8 +562,7 @@ class Endpoint(Base):
                         "'failed')", name="ck_endpoints_state"),
     )
 
-    #: uuid4 hex
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4 hex
     name: Mapped[str] = mapped_column(String(64))
     project_id: Mapped[int] = mapped_column(
         ForeignKey("projects.id", ondelete="RESTRICT"), index=True)
@@ -582,6 +580,8 @@ class Endpoint(Base):
     created_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     desired_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)  # serving/replicas.py
+    autoscaling: Mapped[list | None] = mapped_column(JSON, nullable=True)  # its rules
+    scaling_events: Mapped[list | None] = mapped_column(JSON, nullable=True)  # serving/scaling
 
 
 class EndpointToken(Base):

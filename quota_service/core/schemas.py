@@ -565,9 +565,25 @@ class EndpointCreate(Body):
     public: StrictBool = False
 
 
+class AutoscalingRule(Body):
+    """Change the replicas by ``step`` when ``metric`` (per routed replica)
+    compares to ``threshold``, within ``min_replicas``..``max_replicas``, at
+    most once per ``cooldown`` seconds (serving/autoscale.py)."""
+
+    metric: Literal["requests_per_second", "in_flight"]
+    comparator: Literal["gt", "ge", "lt", "le"]
+    threshold: Annotated[StrictStr, Field(pattern=r"^[0-9]{1,9}(\.[0-9]{1,3})?$")]
+    step: Annotated[int, Field(ge=-64, le=64)]
+    cooldown: Annotated[int, Field(ge=0, le=86400)] = 300
+    min_replicas: Annotated[int, Field(ge=0, le=64)] = 1
+    max_replicas: Annotated[int, Field(ge=0, le=64)] = 4
+
+
 class EndpointUpdate(Body):
     replicas: Replicas | None = None
     public: StrictBool | None = None
+    #: replaces every rule ([] removes them)
+    autoscaling: Annotated[list[AutoscalingRule], Field(max_length=8)] | None = None
 
 
 class EndpointTokenCreate(Body):

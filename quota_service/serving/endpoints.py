@@ -16,7 +16,7 @@ from sqlalchemy import delete as sa_delete
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import checks, replicas, tokens
+from . import checks, replicas, scaling, tokens
 from ..core import authz
 from ..core import slots as slotlib
 from ..core.authz import Principal
@@ -79,6 +79,8 @@ def endpoint_model(s: Session, e: Endpoint) -> dict:
         "state_reason": e.state_reason,
         "created_by": e.created_by,
         "created_at": iso(e.created_at),
+        "autoscaling": e.autoscaling or [],
+        "scaling_events": e.scaling_events or [],
     }
 
 
@@ -150,6 +152,9 @@ def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
         if problems:
             raise Invalid("; ".join(f"{x['field']}: {x['message']}" for x in problems),
                           detail=problems)
+    if body.autoscaling is not None:
+        e.autoscaling = [scaling.rule_json(scaling.rule_of(i, r.model_dump()))
+                         for i, r in enumerate(body.autoscaling)] or None
     if body.replicas is not None:
         e.replicas = body.replicas
         # asked again: a failed endpoint tries anew (the controller decides)

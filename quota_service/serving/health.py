@@ -36,6 +36,8 @@ class Reports:
         self.calls: Counter = Counter()               # (endpoint, "2xx") -> calls
         self.seconds: dict[tuple[str, str], Decimal] = {}
         self.reported_at: dt.datetime | None = None
+        #: endpoint -> what autoscaling judges, per routed replica (``measures``)
+        self.measured: dict[str, dict[str, Decimal]] = {}
 
     def record(self, report: dict, now: dt.datetime) -> None:
         latest: dict[str, dict[str, dict]] = {}
@@ -52,11 +54,38 @@ class Reports:
         for key in [k for k in self.history if k[1] not in latest.get(k[0], {})]:
             del self.history[key]  # a replica no longer routed
         self.latest = latest
+        self._measure(report, now)
         for c in report.get("calls") or ():
             key = (str(c["endpoint"]), str(c["code"]))
             self.calls[key] += int(c["calls"])
             self.seconds[key] = self.seconds.get(key, Decimal(0)) + Decimal(str(c["seconds"]))
         self.reported_at = now
+
+    def _measure(self, report: dict, now: dt.datetime) -> None:
+        """Requests per second since the last report and calls in flight now,
+        each per replica up, for every endpoint with a routed replica."""
+        seconds = (Decimal(str((now - self.reported_at).total_seconds()))
+                   if self.reported_at is not None else None)
+        calls: Counter = Counter()
+        for c in report.get("calls") or ():
+            calls[str(c["endpoint"])] += int(c["calls"])
+        in_flight: Counter = Counter()
+        for r in report.get("replicas") or ():
+            in_flight[r["endpoint"]] += int(r.get("in_flight") or 0)
+        measured = {}
+        for endpoint, replicas in self.latest.items():
+            up = max(1, sum(1 for r in replicas.values() if r["up"]))
+            m = {"in_flight": (Decimal(in_flight[endpoint]) / up).quantize(Decimal("0.001"))}
+            if seconds is not None and seconds > 0:
+                m["requests_per_second"] = (Decimal(calls[endpoint]) / seconds / up).quantize(
+                    Decimal("0.001"))
+            measured[endpoint] = m
+        self.measured = measured
+
+    def measures(self) -> dict[str, dict[str, Decimal]]:
+        """Endpoint -> {"requests_per_second", "in_flight"} per replica up, as
+        of the last report (autoscaling's input: serving/scaling.py)."""
+        return self.measured
 
     def of(self, endpoint_id: str, now: dt.datetime, stale_after: float) -> dict:
         """An endpoint's health, its replicas with their history, its calls."""
@@ -82,4 +111,6 @@ class Reports:
                     (endpoint_id, r["name"]), ())]} for r in replicas] if fresh else [],
             "reported_at": self.reported_at.isoformat() if self.reported_at else None,
             "calls": calls,
+            "measured": {k: str(v) for k, v in self.measured.get(endpoint_id, {}).items()}
+            if fresh else {},
         }

@@ -1,0 +1,92 @@
+"""Autoscaling applied to endpoints: an IO edge over the decision.
+
+After each report of the gateway (``POST internal/serving/report``), every
+endpoint with rules is judged on what the gateway measured
+(``health.Reports.measures``: requests per second and calls in flight, each
+per routed replica), rule by rule in order (``autoscale.decide``): the first
+rule that changes the replicas does so (the endpoint's ``replicas`` and
+``desired_at``, so the serving controller starts or stops them and the
+cooldown counts from now). Every decision but "idle" is recorded on the
+endpoint (``scaling_events``, the last 20): scaled, clamped to a bound,
+refused at a bound, held by the cooldown; a refusal repeated pass after pass
+is one event with its count, first and last time and latest reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from . import autoscale
+from .autoscale import Rule, RuleError
+from ..core.errors import Invalid
+from ..core.models import Endpoint
+from ..core.orm import aware
+
+EVENTS = 20
+
+
+def rule_of(i: int, d: dict) -> Rule:
+    """The rule of a request body's ``autoscaling[i]``; Invalid names the field."""
+    try:
+        return Rule(d["metric"], d["comparator"], Decimal(str(d["threshold"])), int(d["step"]),
+                    int(d.get("cooldown", d.get("cooldown_s", 300))), int(d["min_replicas"]),
+                    int(d["max_replicas"])).check()
+    except RuleError as e:
+        raise Invalid(f"autoscaling[{i}].{e}") from None
+
+
+def rule_json(r: Rule) -> dict:
+    return {"metric": r.metric, "comparator": r.comparator, "threshold": str(r.threshold),
+            "step": r.step, "cooldown": r.cooldown_s, "min_replicas": r.min_replicas,
+            "max_replicas": r.max_replicas}
+
+
+def record(events: list[dict], rule: int, d: autoscale.Decision, before: int,
+           now: dt.datetime) -> list[dict]:
+    """``events`` with decision ``d`` of rule ``rule`` added (a repeat of the
+    last refusal counts up instead), the last ``EVENTS`` kept."""
+    at = now.isoformat()
+    last = events[-1] if events else None
+    if d.replicas is None and last and (last["rule"], last["outcome"]) == (rule, d.outcome):
+        return [*events[:-1], {**last, "count": last.get("count", 1) + 1, "last_at": at,
+                               "reason": d.reason}]
+    event = {"at": at, "rule": rule, "outcome": d.outcome, "reason": d.reason,
+             "replicas_before": before,
+             "replicas_after": d.replicas if d.replicas is not None else before}
+    return [*events, event][-EVENTS:]
+
+
+def judge(e: Endpoint, measures: dict, now: dt.datetime) -> bool:
+    """Apply ``e``'s rules to its ``measures``; True when its replicas changed."""
+    if e.state == "terminating" or not e.autoscaling:
+        return False
+    events = list(e.scaling_events or [])
+    last_change = aware(e.desired_at) if e.desired_at else None
+    changed = False
+    for i, r in enumerate(e.autoscaling):
+        rule = rule_of(i, r)
+        value = measures.get(rule.metric)
+        d = autoscale.decide(rule, value, e.replicas, last_change, now)
+        if d.outcome == "idle":
+            continue
+        events = record(events, i, d, e.replicas, now)
+        if d.replicas is not None:
+            e.replicas, e.desired_at, changed = d.replicas, now, True
+            break
+    if events != (e.scaling_events or []):
+        e.scaling_events = events
+    return changed
+
+
+def apply(s: Session, measures: dict[str, dict], now: dt.datetime) -> list[str]:
+    """Judge every endpoint with rules; the ids of those whose replicas changed."""
+    out = []
+    for e in s.scalars(select(Endpoint).where(Endpoint.autoscaling.is_not(None))
+                       .order_by(Endpoint.id)):
+        if judge(e, measures.get(e.id, {}), now):
+            out.append(e.id)
+    return out
