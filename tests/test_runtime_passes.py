@@ -270,9 +270,12 @@ async def test_the_background_work_follows_the_settings(served, follow):  # noqa
     svc.scan_images_at_start, svc.follow_docker_events = follow, follow
     # the GPU share check runs when it has an interval (60 s by default), not at 0
     svc.share_check_interval = 60 if follow else 0
+    # the serving controller's pass runs when it has an interval (5 s by default)
+    svc.serving_interval = 5 if follow else 0
     work = svc.background()
     names = [w.__qualname__ for w in work]
     for w in work:
         w.close()  # never started
     assert names == ["queue_loop", "repeat", "repeat", "repeat_async"] + (
-        ["repeat", "ServiceRuntime._scan_at_start", "follow"] if follow else [])
+        ["Controller.loop", "repeat", "ServiceRuntime._scan_at_start", "follow"]
+        if follow else [])
