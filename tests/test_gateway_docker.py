@@ -66,8 +66,12 @@ def healthy(hub, eid, status, up):
 def test_the_openai_client_reaches_replicas_through_the_gateway_and_a_kill_costs_no_call(served):
     dock, e, token = served
     hub = dock.hub
-    client = openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=token["token"],
-                           max_retries=0, timeout=60)
+    with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=token["token"],
+                       max_retries=0, timeout=60) as client:
+        through_the_gateway(client, dock, hub, e, token)
+
+
+def through_the_gateway(client, dock, hub, e, token):
     # the gateway routes the endpoint once its replicas serve (its sync: ~2 s)
     assert eventually(lambda: [m.id for m in client.models.list().data] == ["emb"],
                       timeout=60, interval=0.5)
