@@ -4,7 +4,9 @@ Environment (hub_ext/config.py sets it): ``JUPYTERHUB_SERVICE_URL`` (where
 to listen), ``JUPYTERHUB_SERVICE_PREFIX``, ``HUBGRID_API_URL`` (the
 service's API), ``HUBGRID_INTERNAL_TOKEN``, ``HUBGRID_GATEWAY_RUN_DIR``
 (haproxy's configuration and sockets; default ./gateway-run),
-``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2).
+``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2). It exits when the
+hub that started it is gone (``HUBGRID_GATEWAY_EXIT_WITH_PARENT=0``: not),
+and haproxy with it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,19 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, done.set)
+    # never outlive the hub that started us (a killed hub re-parents us):
+    # its successor starts its own gateway on the same port
+    parent = os.getppid()
+
+    def orphaned():
+        if os.getppid() != parent:
+            logging.warning("the hub that started the gateway is gone: stopping")
+            done.set()
+        else:
+            loop.call_later(1.0, orphaned)
+
+    if os.environ.get("HUBGRID_GATEWAY_EXIT_WITH_PARENT", "1") != "0":
+        loop.call_later(1.0, orphaned)
     logging.info("serving on %s%s", url.geturl(), prefix)
     await done.wait()
     server.stop()

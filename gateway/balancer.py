@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import ctypes
+import ctypes.util
 import io
 import os
 import shutil
@@ -21,6 +23,13 @@ from pathlib import Path
 
 from . import haproxycfg
 from .haproxycfg import Route
+
+
+def _die_with_parent() -> None:
+    """In haproxy's child before exec: SIGTERM when the gateway dies, even
+    killed (Linux's PR_SET_PDEATHSIG), so no balancer outlives it."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class BalancerError(RuntimeError):
@@ -87,7 +96,7 @@ class Balancer:
                 self.proc = await asyncio.create_subprocess_exec(
                     self.binary, "-W", "-db", "-f", str(self.config),
                     stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-                    start_new_session=True)
+                    start_new_session=True, preexec_fn=_die_with_parent)
             self.rendered = text
             await self._wait_serving(routes)
             return True

@@ -365,3 +365,85 @@ async def test_a_configuration_haproxy_refuses_changes_nothing(tmp_path):
     finally:
         await b.stop()
         shutil.rmtree(run, ignore_errors=True)
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie of ours counts as gone
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+@needs_haproxy
+def test_haproxy_dies_with_a_killed_gateway(tmp_path):
+    run = Path(f"/tmp/hubgrid-gwkill-{os.getpid()}")
+    script = (
+        "import asyncio, sys\n"
+        "from gateway.balancer import Balancer\n"
+        "from gateway.haproxycfg import Route\n"
+        "async def main():\n"
+        f"    b = Balancer({str(run)!r}, {HAPROXY!r})\n"
+        f"    await b.apply([Route({EP1!r})])\n"
+        "    print(b.proc.pid, flush=True)\n"
+        "    await asyncio.sleep(600)\n"
+        "asyncio.run(main())\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             cwd=str(REPO))
+    try:
+        haproxy = int(child.stdout.readline())
+        os.kill(haproxy, 0)  # it runs
+        child.kill()  # SIGKILL: no clean-up in the gateway
+        child.wait()
+        assert _gone(haproxy), "haproxy outlived the gateway"
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def test_the_gateway_exits_when_the_hub_that_started_it_is_gone(tmp_path):
+    port = free_port()
+    env = {**os.environ, "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}",
+           "HUBGRID_API_URL": f"http://127.0.0.1:{free_port()}/services/hubgrid/api/v1/",
+           "HUBGRID_INTERNAL_TOKEN": "t" * 32, "HUBGRID_GATEWAY_RUN_DIR": str(tmp_path / "run"),
+           "PYTHONPATH": str(REPO)}
+    # a stand-in for the hub: starts the gateway, says its pid, then is killed
+    hub = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, sys, time\n"
+         "p = subprocess.Popen([sys.executable, '-m', 'gateway'], stderr=subprocess.DEVNULL)\n"
+         "print(p.pid, flush=True)\ntime.sleep(600)\n"],
+        env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        gw = int(hub.stdout.readline())
+        deadline = time.monotonic() + 30
+        while httpx_get(f"http://127.0.0.1:{port}{PREFIX}health") != 200:
+            assert time.monotonic() < deadline, "the gateway did not start"
+            time.sleep(0.1)
+        hub.kill()
+        hub.wait()
+        assert _gone(gw), "the gateway outlived the hub that started it"
+    finally:
+        hub.kill()
+        hub.wait()
+        hub.stdout.close()
+        try:
+            os.kill(gw, 9)
+        except (ProcessLookupError, UnboundLocalError):
+            pass
+
+
+def httpx_get(url: str) -> int | None:
+    try:
+        return httpx.get(url, timeout=2).status_code
+    except httpx.HTTPError:
+        return None
