@@ -24,7 +24,9 @@ from .sync import Sync
 
 
 async def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="[%(levelname)1.1s %(asctime)s gateway] %(message)s")
+    logging.basicConfig(level=logging.INFO,
+                        format="[%(levelname)1.1s %(asctime)s gateway] %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per sync
     url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10102"))
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/hubgrid-gateway/")
     balancer = Balancer(Path(os.environ.get("HUBGRID_GATEWAY_RUN_DIR", "gateway-run")).resolve())

@@ -155,7 +155,10 @@ class Balancer:
         return out
 
     async def status(self) -> list[ServerState]:
-        """Each replica's state (backend summary rows left out)."""
+        """Each replica's state (backend summary rows left out); none while
+        haproxy does not run (no endpoint)."""
+        if not self.running:
+            return []
         return [s for s in await self._stat() if s.name != "BACKEND"]
 
     async def stop(self) -> None:

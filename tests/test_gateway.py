@@ -447,3 +447,10 @@ def httpx_get(url: str) -> int | None:
         return httpx.get(url, timeout=2).status_code
     except httpx.HTTPError:
         return None
+
+
+async def test_a_balancer_with_no_endpoint_runs_nothing_and_reports_nothing(tmp_path):
+    b = Balancer(Path(f"/tmp/hubgrid-gwnone-{os.getpid()}"), HAPROXY)
+    assert await b.status() == []
+    assert await b.apply([]) is False and not b.running
+    assert await b.status() == []
