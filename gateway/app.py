@@ -202,5 +202,5 @@ def make_app(prefix: str, state: State) -> web.Application:
         (p + r"/v1/models/?", ModelsHandler, kw),
         (p + r"/v1/(%s)/?" % "|".join(r.replace("/", r"\/") for r in OPENAI_ROUTES),
          OpenAIHandler, kw),
-        (p + r"/health", HealthHandler, kw),
+        (p + r"/(?:health)?", HealthHandler, kw),  # the hub checks the prefix itself
     ])

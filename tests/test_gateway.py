@@ -339,6 +339,10 @@ async def test_refusals_answer_in_openais_shape(gateway):
         # the endpoint's own URL passes paths through; the caller's token stays here
         r = await h.get(f"e/{EP1}/v1/models", headers={"Authorization": "Bearer secret-one"})
         assert r.status_code == 200 and r.json()["data"][0]["id"] == "echo"
+        # the gateway itself answers at its prefix (the hub's check of a service)
+        for path in ("", "health"):
+            r = await h.get(path)
+            assert r.status_code == 200 and r.json()["ok"] is True
         # a public endpoint with no replica yet: a clear 503
         r = await h.get(f"e/{EP3}/v1/models")
         assert r.status_code == 503 and r.json()["error"]["code"] == "no_replica"

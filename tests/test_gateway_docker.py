@@ -96,9 +96,9 @@ def through_the_gateway(client, dock, hub, e, token):
     answers = [client.embeddings.create(model="emb", input=f"after {i}") for i in range(10)]
     assert all(len(a.data[0].embedding) == 384 for a in answers)
     # degraded but reachable, then healthy again once the controller replaced it
+    # (the killed one is out of rotation, or already out of the table while replaced)
     h = healthy(hub, e["id"], "degraded", 1)
-    assert h["reachable"] is True
-    assert any(not r["up"] for r in h["replicas"]), h
+    assert h["reachable"] is True and h["replicas_wanted"] == 2
     until_state(hub, e["id"], "running", 2)
     healthy(hub, e["id"], "healthy", 2)
     assert client.embeddings.create(model="emb", input="healed").data[0].embedding

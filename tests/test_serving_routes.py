@@ -125,6 +125,14 @@ def test_health_is_healthy_degraded_down_or_unknown():
     r.record({"replicas": [rep("a", False, "L4CON"), rep("b", False, "L4CON")]}, T)
     assert (r.of("e1", T, 30)["status"], r.of("e1", T, 30)["reachable"]) == ("down", False)
     assert r.of("e2", T, 30)["status"] == "unknown"  # no replica routed
+    # fewer up than the endpoint asks for: degraded, though every routed one passes
+    # (a dead replica already out of the table while it is replaced)
+    r.record({"replicas": [rep("a", True)]}, T)
+    assert (r.of("e1", T, 30, 2)["status"], r.of("e1", T, 30, 2)["replicas_wanted"]) == (
+        "degraded", 2)
+    assert r.of("e1", T, 30, 1)["status"] == "healthy"
+    assert r.of("e2", T, 30, 1)["status"] == "down"  # asked for, none routed
+    r.record({"replicas": [rep("a", False, "L4CON"), rep("b", False, "L4CON")]}, T)
     later = T + dt.timedelta(seconds=31)
     assert (r.of("e1", later, 30)["status"], r.of("e1", later, 30)["reachable"]) == (
         "unknown", None)  # a silent gateway is not trusted

@@ -66,7 +66,8 @@ class EndpointHandler(APIHandler):
         self.audit_target = endpoint_id
         model = await self.db(lambda s: endpoints.get(s, self.principal, endpoint_id))
         # its health as the gateway's probes see it (serving/health.py)
-        model["health"] = self.serving_reports.of(endpoint_id, self.now(), health.STALE_AFTER)
+        model["health"] = self.serving_reports.of(endpoint_id, self.now(), health.STALE_AFTER,
+                                                  model["replicas"])
         self.finish_json(model)
 
     async def patch(self, endpoint_id):

@@ -10,11 +10,13 @@ service started (for the metrics).
 An endpoint's health is separate from its state (``provisioning``,
 ``running``...: whether its replicas run):
 
-- ``healthy``: every routed replica passes its probe;
-- ``degraded``: some do: reachable, with less capacity;
-- ``down``: replicas are routed and none passes: not reachable;
-- ``unknown``: no replica is routed yet, or the gateway has not reported
-  for ``stale_after`` seconds (its view is not trusted then).
+- ``healthy``: as many replicas pass their probe as the endpoint asks for;
+- ``degraded``: some do, fewer than asked for (one failed, was taken out
+  of rotation, or is being replaced): reachable, with less capacity;
+- ``down``: replicas are asked for (or routed) and none passes: not
+  reachable;
+- ``unknown``: none is asked for or routed, or the gateway has not
+  reported for ``stale_after`` seconds (its view is not trusted then).
 """
 
 from __future__ import annotations
@@ -87,15 +89,18 @@ class Reports:
         of the last report (autoscaling's input: serving/scaling.py)."""
         return self.measured
 
-    def of(self, endpoint_id: str, now: dt.datetime, stale_after: float) -> dict:
-        """An endpoint's health, its replicas with their history, its calls."""
+    def of(self, endpoint_id: str, now: dt.datetime, stale_after: float,
+           desired: int = 0) -> dict:
+        """An endpoint's health (``desired``: the replicas it asks for), its
+        replicas with their history, its calls."""
         fresh = (self.reported_at is not None
                  and (now - self.reported_at).total_seconds() <= stale_after)
         replicas = sorted((self.latest.get(endpoint_id) or {}).values(), key=lambda r: r["name"])
         up = sum(1 for r in replicas if r["up"])
-        if not fresh or not replicas:
+        wanted = max(desired, len(replicas))
+        if not fresh or not wanted:
             status = "unknown"
-        elif up == len(replicas):
+        elif up >= wanted:
             status = "healthy"
         elif up:
             status = "degraded"
@@ -105,6 +110,7 @@ class Reports:
         return {
             "status": status,
             "reachable": None if status == "unknown" else up > 0,
+            "replicas_wanted": wanted if fresh else None,
             "replicas_up": up if fresh else None,
             "replicas": [{**r, "history": [
                 {**h, "at": h["at"].isoformat()} for h in self.history.get(
