@@ -88,17 +88,16 @@ def through_the_gateway(client, dock, hub, e, token):
                       json={"model": "all-minilm-l6-v2", "input": "one"})
     assert r.status_code == 200 and len(r.json()["data"][0]["embedding"]) == 384
 
-    # kill one replica's container: every call still answers, from the other
+    # kill one replica's container: every call still answers, from the other;
+    # the controller replaces it (too fast here for a report to be sure to see
+    # the endpoint degraded: tests/test_serving_routes.py judges that rule, and
+    # tests/test_gateway.py haproxy's marking a killed replica down)
     held = [a for a in dock.hub.call("GET", "allocations?state=allocated", "bob").json()
             if a.get("endpoint") == e["id"]]
     url, c = dock.container(held[0]["id"])
     dock.engines[url].kill(c["Id"])
     answers = [client.embeddings.create(model="emb", input=f"after {i}") for i in range(10)]
     assert all(len(a.data[0].embedding) == 384 for a in answers)
-    # degraded but reachable, then healthy again once the controller replaced it
-    # (the killed one is out of rotation, or already out of the table while replaced)
-    h = healthy(hub, e["id"], "degraded", 1)
-    assert h["reachable"] is True and h["replicas_wanted"] == 2
     until_state(hub, e["id"], "running", 2)
     healthy(hub, e["id"], "healthy", 2)
     assert client.embeddings.create(model="emb", input="healed").data[0].embedding
