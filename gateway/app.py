@@ -57,6 +57,12 @@ class Counts:
         self.seconds.clear()
         return out
 
+    def give_back(self, taken: list[dict]) -> None:
+        """Count again what ``take`` gave, for a report that did not arrive."""
+        for c in taken:
+            self.calls[(c["endpoint"], c["code"])] += c["calls"]
+            self.seconds[(c["endpoint"], c["code"])] += c["seconds"]
+
 
 class State:
     """What the handlers share: the table, the balancer's sockets, clients."""

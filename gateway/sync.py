@@ -51,9 +51,7 @@ class Sync:
                                      json={"replicas": replicas, "calls": calls})
             r.raise_for_status()
         except httpx.HTTPError:
-            for c in calls:  # counted again in the next report
-                self.state.counts.calls[(c["endpoint"], c["code"])] += c["calls"]
-                self.state.counts.seconds[(c["endpoint"], c["code"])] += c["seconds"]
+            self.state.counts.give_back(calls)  # counted again in the next report
             raise
 
     async def _loop(self) -> None:
