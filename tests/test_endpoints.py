@@ -86,7 +86,8 @@ class Env:
 
     def audit(self, action: str) -> list[AuditEntry]:
         with self.world.session_factory() as s:
-            return list(s.scalars(sa.select(AuditEntry).where(AuditEntry.action == action)))
+            return list(s.scalars(sa.select(AuditEntry).where(AuditEntry.action == action)
+                                 .order_by(AuditEntry.id)))
 
 
 @pytest.fixture
