@@ -12,6 +12,9 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+# every table is on models.Base; the Model Store's are defined apart (issue #23)
+from . import storemodels  # noqa: F401
+
 
 IMMEDIATE_OPTION = "hubgrid_sqlite_immediate"
 #: how many ``transaction`` blocks this thread has open
