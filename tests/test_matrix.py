@@ -266,6 +266,14 @@ def alice_endpoint_token(w):
     return {**parts, "token": r.json()["id"]}
 
 
+def alice_chat(w):
+    """A conversation of alice's: hers alone, whatever the caller's role."""
+    r = w.hub.call("POST", "chats", "alice", json={
+        "title": "mine", "messages": [{"role": "user", "content": "hi"}]})
+    assert r.status_code == 201, r.text
+    return {"chat": r.json()["id"]}
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -512,6 +520,16 @@ CASES = [
      alice_endpoint, expect(404, alice=201, ada=201, admin=201)),
     ("revoke-endpoint-token", "DELETE", "endpoints/{endpoint}/tokens/{token}", None,
      alice_endpoint_token, expect(404, alice=204, ada=204, admin=204)),
+    # chat history: each user's own; another's conversation is 404 to everyone
+    ("list-chats", "GET", "chats", None, nothing, expect(200)),
+    ("create-chat", "POST", "chats", {"title": "t"}, nothing, expect(201)),
+    ("get-chat", "GET", "chats/{chat}", None, alice_chat, expect(404, alice=200)),
+    ("rename-chat", "PATCH", "chats/{chat}", {"title": "new"}, alice_chat,
+     expect(404, alice=200)),
+    ("delete-chat", "DELETE", "chats/{chat}", None, alice_chat, expect(404, alice=204)),
+    ("append-to-chat", "POST", "chats/{chat}/messages",
+     {"messages": [{"role": "assistant", "content": "hello"}]}, alice_chat,
+     expect(404, alice=200)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     # Prometheus: superadmins (and hub tokens with read:metrics, tests/test_metrics.py)
     ("metrics", "GET", "metrics", None, nothing, expect(403, admin=200)),

@@ -17,7 +17,7 @@ TABLES = {
     "allocations", "images", "vfolders", "vfolder_invitations", "vfolder_shares",
     "reclaim_events",
     "usage_intervals", "ledger_counters", "endpoints", "endpoint_tokens",
-    "store_models", "store_deployments",
+    "store_models", "store_deployments", "chats", "chat_messages",
 }
 
 

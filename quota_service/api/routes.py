@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, files, images, internal, reclaim, scheduling, serving, servingroutes,
-               sessionstop, sessionview, tenancy, uploads, usage, vfolders)
+from . import (admin, chats, files, images, internal, reclaim, scheduling, serving,
+               servingroutes, sessionstop, sessionview, tenancy, uploads, usage, vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
                       OAuthCallbackHandler)
@@ -122,6 +122,10 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"endpoints/{ENDPOINT}", serving.EndpointHandler),
     (rf"endpoints/{ENDPOINT}/tokens", serving.TokensHandler),
     (rf"endpoints/{ENDPOINT}/tokens/{segment('token_id')}", serving.TokenHandler),
+    # chat history, per user (issue #23)
+    (r"chats", chats.ChatsHandler),
+    (rf"chats/{segment('chat_id')}", chats.ChatHandler),
+    (rf"chats/{segment('chat_id')}/messages", chats.MessagesHandler),
     # Prometheus (issue #12)
     (r"metrics", MetricsHandler),
 ]

@@ -348,3 +348,12 @@ def endpoint_listing_scope(p: Principal) -> tuple[str | None, frozenset[tuple[st
     if is_domain_admin_role(p.role):
         return p.domain, None
     return p.domain, p.projects
+
+
+# --- chat history (issue #23) ---------------------------------------------------
+
+def require_chat_owner(p: Principal, owner: str, chat: str) -> None:
+    """A conversation is its owner's alone: anyone else, whatever their role
+    (superadmins too), is told it does not exist (404)."""
+    if p.name != owner:
+        raise _not_found("conversation", chat)
