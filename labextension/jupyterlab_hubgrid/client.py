@@ -439,3 +439,37 @@ class HubgridClient:
 
     def cancel_invitation(self, invitation_id: str) -> None:
         self.request("DELETE", f"invitations/{_q(invitation_id)}")
+
+    # --- serving: endpoints and their tokens ------------------------------------------
+
+    def endpoints(self, project: str | None = None) -> list[dict]:
+        return self.request("GET", "endpoints", params={"project": project})
+
+    def endpoint(self, endpoint_id: str) -> dict:
+        """One endpoint, with its health as the gateway's probes see it."""
+        return self.request("GET", f"endpoints/{_q(endpoint_id)}")
+
+    def validate_endpoint(self, body: Mapping) -> dict:
+        """The checks of a create, nothing written: {ok, problems, warnings, definition}."""
+        return self.request("POST", "endpoints/validate", json_body=body)
+
+    def create_endpoint(self, body: Mapping) -> dict:
+        return self.request("POST", "endpoints", json_body=body)
+
+    def update_endpoint(self, endpoint_id: str, changes: Mapping) -> dict:
+        """``replicas``, ``public`` or ``autoscaling`` (the rules, replaced)."""
+        return self.request("PATCH", f"endpoints/{_q(endpoint_id)}", json_body=changes)
+
+    def delete_endpoint(self, endpoint_id: str) -> None:
+        self.request("DELETE", f"endpoints/{_q(endpoint_id)}")
+
+    def endpoint_tokens(self, endpoint_id: str) -> list[dict]:
+        return self.request("GET", f"endpoints/{_q(endpoint_id)}/tokens")
+
+    def create_endpoint_token(self, endpoint_id: str, days: int) -> dict:
+        """A bearer token; its secret (``token``) is in this answer only."""
+        return self.request("POST", f"endpoints/{_q(endpoint_id)}/tokens",
+                            json_body={"expires_in_days": days})
+
+    def revoke_endpoint_token(self, endpoint_id: str, token_id: str) -> None:
+        self.request("DELETE", f"endpoints/{_q(endpoint_id)}/tokens/{_q(token_id)}")

@@ -19,10 +19,14 @@ class EndpointsHandler(APIHandler):
     queries = {"get": {"project": "only this project's endpoints (a name in your domain)"}}
 
     async def get(self):
-        """The endpoints the caller may see (their projects', their domain's as its admin)."""
+        """The endpoints the caller may see (their projects', their domain's), with health."""
         project = self.get_query_argument("project", None)
-        self.finish_json(await self.db(
-            lambda s: endpoints.list_endpoints(s, self.principal, project)))
+        models = await self.db(lambda s: endpoints.list_endpoints(s, self.principal, project))
+        now = self.now()
+        for model in models:  # each with its health, as GET endpoints/{id} has it
+            model["health"] = self.serving_reports.of(model["id"], now, health.STALE_AFTER,
+                                                      model["replicas"])
+        self.finish_json(models)
 
     async def post(self):
         """Create an endpoint (project members); 422 with every problem the checks find."""

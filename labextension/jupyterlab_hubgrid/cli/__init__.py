@@ -6,7 +6,9 @@ session's owner. Elsewhere, export ``HUBGRID_API_URL`` and a keypair
 ``jupyterlab_hubgrid.client``.
 
 Commands: ``me``, ``quota``, ``sessions`` (ls, start, stop, logs, dry-run),
-``folders`` (ls, files, create, upload, download, share, invitations).
+``folders`` (ls, files, create, upload, download, share, invitations),
+``serve`` (model serving endpoints: list, show, validate, create, scale,
+autoscale, delete, token).
 Tables for people by default, ``--json`` for scripts.
 
 Exit codes: 0 done; 1 the service (or the hub) refused, with its message;
@@ -22,7 +24,7 @@ import sys
 from typing import IO, Callable, Mapping, Sequence
 
 from ..client import ClientError, HubgridClient, NotConfigured, ServiceUnreachable, Settings
-from . import folders, me, quota, sessions
+from . import folders, me, quota, serve, sessions
 from .base import (EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_UNREACHABLE, EXIT_USAGE, PROG,
                    Context, Parser, UsageError, ParserExit)
 from .output import safe
@@ -38,14 +40,15 @@ def common_options() -> argparse.ArgumentParser:
 def build_parser() -> Parser:
     common = common_options()
     parser = Parser(prog=PROG, description="The hubgrid service from a terminal: "
-                    "who you are, your quota, your sessions and your storage folders.",
+                    "who you are, your quota, your sessions, your storage folders and "
+                    "your model serving endpoints.",
                     epilog="Exit codes: 0 done, 1 refused by the service, 2 usage error, "
                     "3 service unreachable.")
     parser.add_argument("--json", action="store_true", default=False,
                         help="print JSON for scripts instead of tables")
     groups = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     groups.required = True
-    for module in (me, quota, sessions, folders):
+    for module in (me, quota, sessions, folders, serve):
         module.register(groups, common)
     return parser
 
