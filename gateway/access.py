@@ -7,6 +7,11 @@ or none (OpenAI clients always send one). Refusals say why: 401 when no
 valid token was presented (none, unknown, revoked or expired), 403 when a
 valid token is presented for another endpoint.
 
+A Lab user presents their own hub token instead (``usercred``): the
+service says which endpoints that user may use (``users``, their ids; None
+when no hub token was presented); those open as a token opens its own, and
+any other answers 404 (the service hides what a user may not see).
+
 The OpenAI gateway names each endpoint the caller may use by a model id:
 its name, or ``project/name`` where two usable endpoints share a name
 (``domain/project/name`` where that is not enough either).
@@ -52,11 +57,16 @@ def token_endpoint(table: Table, secret: str | None, now: dt.datetime) -> str | 
     return t.endpoint_id
 
 
-def may_call(table: Table, endpoint_id: str, secret: str | None, now: dt.datetime) -> Endpoint:
+def may_call(table: Table, endpoint_id: str, secret: str | None, now: dt.datetime,
+             users: frozenset[str] | None = None) -> Endpoint:
     """The endpoint, if this caller may call it; Refusal otherwise (404 for
     an endpoint that does not exist, after the token is judged)."""
     e = table.endpoints.get(endpoint_id)
     if e is not None and e.public:
+        return e
+    if users is not None:
+        if e is None or endpoint_id not in users:
+            raise Refusal(404, "no such endpoint you may use")
         return e
     opened = token_endpoint(table, secret, now)
     if opened is None:
@@ -68,8 +78,8 @@ def may_call(table: Table, endpoint_id: str, secret: str | None, now: dt.datetim
     return e
 
 
-def usable(table: Table, secret: str | None, now: dt.datetime
-           ) -> tuple[dict[str, Endpoint], Refusal | None]:
+def usable(table: Table, secret: str | None, now: dt.datetime,
+           users: frozenset[str] | None = None) -> tuple[dict[str, Endpoint], Refusal | None]:
     """Model id -> endpoint, for every endpoint this caller may call, and
     why a presented token opened nothing (public endpoints stay usable)."""
     opened, refused = None, None
@@ -77,24 +87,27 @@ def usable(table: Table, secret: str | None, now: dt.datetime
         opened = token_endpoint(table, secret, now)
     except Refusal as r:
         refused = r
-    chosen = [e for e in table.endpoints.values() if e.public or e.id == opened]
+    users = users or frozenset()
+    chosen = [e for e in table.endpoints.values()
+              if e.public or e.id == opened or e.id in users]
     out: dict[str, Endpoint] = {}
     for e in sorted(chosen, key=lambda e: (e.domain, e.project, e.name)):
         out[model_id(e, chosen)] = e
     return out, refused
 
 
-def choose(table: Table, model: str, secret: str | None, now: dt.datetime) -> Endpoint:
+def choose(table: Table, model: str, secret: str | None, now: dt.datetime,
+           users: frozenset[str] | None = None) -> Endpoint:
     """The endpoint a call naming ``model`` goes to; Refusal when none: the
     token's own refusal (401) first, then 401 for a caller with no token,
-    404 for a model the caller's token does not open."""
-    models, refused = usable(table, secret, now)
+    404 for a model the caller's token (or hub token) does not open."""
+    models, refused = usable(table, secret, now, users)
     e = models.get(model)
     if e is not None:
         return e
     if refused is not None:
         raise refused
-    if secret is None:
+    if secret is None and users is None:
         raise Refusal(401, f"no public model {model[:200]!r}: present the endpoint's token "
                       "(Authorization: Bearer <token>)")
     raise Refusal(404, f"no model {model[:200]!r} you may use; GET v1/models lists them")

@@ -25,7 +25,7 @@ from collections import Counter
 import httpx
 from tornado import web
 
-from . import access
+from . import access, usercred
 from .access import Refusal
 from .table import EMPTY, Endpoint, Table
 
@@ -72,6 +72,7 @@ class State:
         self.socket_of = socket_of
         self.counts = Counts()
         self.clients: dict[str, httpx.AsyncClient] = {}
+        self.users = usercred.UserCreds.from_env()  # Lab users' hub tokens
 
     def client(self, endpoint_id: str) -> httpx.AsyncClient:
         c = self.clients.get(endpoint_id)
@@ -107,6 +108,10 @@ class Base(web.RequestHandler):
 
     def now(self) -> dt.datetime:
         return dt.datetime.now(dt.timezone.utc)
+
+    async def users(self) -> frozenset[str] | None:
+        """What a presented hub token opens (usercred.py); None without one."""
+        return await usercred.opened(self.state.users, self.request.headers)
 
     async def forward(self, e: Endpoint, path: str, body: bytes) -> None:
         started = time.monotonic()
@@ -152,7 +157,8 @@ class EndpointHandler(Base):
 
     async def _any(self, endpoint_id: str, path: str | None):
         try:
-            e = access.may_call(self.state.table, endpoint_id, self.secret(), self.now())
+            e = access.may_call(self.state.table, endpoint_id, self.secret(), self.now(),
+                                await self.users())
         except Refusal as r:
             return self.error(r.status, r.message, "authentication_error" if r.status == 401
                               else "permission_error" if r.status == 403 else
@@ -164,7 +170,11 @@ class EndpointHandler(Base):
 
 class ModelsHandler(Base):
     async def get(self):
-        models, refused = access.usable(self.state.table, self.secret(), self.now())
+        try:
+            users = await self.users()
+        except Refusal as r:
+            return self.error(r.status, r.message, "authentication_error")
+        models, refused = access.usable(self.state.table, self.secret(), self.now(), users)
         if refused is not None and not models:
             return self.error(refused.status, refused.message, "authentication_error")
         self.set_header("Content-Type", "application/json")
@@ -185,7 +195,8 @@ class OpenAIHandler(Base):
             return self.error(400, "say which model: {\"model\": \"<name>\", ...}; "
                               "GET v1/models lists them")
         try:
-            e = access.choose(self.state.table, body["model"], self.secret(), self.now())
+            e = access.choose(self.state.table, body["model"], self.secret(), self.now(),
+                              await self.users())
         except Refusal as r:
             return self.error(r.status, r.message, "authentication_error" if r.status == 401
                               else "invalid_request_error",

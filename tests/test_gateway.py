@@ -24,7 +24,7 @@ import openai
 import pytest
 import tornado.httpserver
 
-from gateway import access, haproxycfg, table as tablelib
+from gateway import access, haproxycfg, table as tablelib, usercred
 from gateway.access import Refusal
 from gateway.app import State, make_app
 from gateway.balancer import Balancer, BalancerError
@@ -120,6 +120,32 @@ def test_model_ids_are_names_qualified_only_where_two_share_one():
         "acme/ml/chat", "open", "other/ml/chat"]
     private = tablelib.read(doc(public3=False))
     assert access.usable(private, None, NOW) == ({}, None)
+
+
+def test_a_hub_tokens_endpoints_open_as_a_token_opens_its_own_and_hide_the_rest():
+    """``users``: what the service says a Lab user's hub token may use."""
+    t = tablelib.read(doc(public3=False))
+    assert access.may_call(t, EP1, None, NOW, frozenset({EP1})).name == "chat"
+    for users, ep in [(frozenset({EP1}), EP2), (frozenset(), EP1), (frozenset({"9" * 32}),
+                                                                     "9" * 32)]:
+        with pytest.raises(Refusal) as e:
+            access.may_call(t, ep, None, NOW, users)
+        assert e.value.status == 404
+    assert sorted(access.usable(t, None, NOW, frozenset({EP1, EP2}))[0]) == [
+        "ml/chat", "nlp/chat"]
+    assert access.choose(t, "chat", None, NOW, frozenset({EP2})).id == EP2
+    with pytest.raises(Refusal) as e:
+        access.choose(t, "open", None, NOW, frozenset({EP2}))
+    assert e.value.status == 404  # not 401: a credential was presented
+    public = tablelib.read(doc())
+    assert access.may_call(public, EP3, None, NOW, frozenset()).name == "open"
+
+
+def test_a_hub_token_is_read_from_the_token_scheme_only():
+    assert usercred.hub_token({"Authorization": "token abc"}) == "abc"
+    assert usercred.hub_token({"Authorization": "Token  abc "}) == "abc"
+    for h in ({"Authorization": "Bearer abc"}, {"Authorization": "token "}, {}):
+        assert usercred.hub_token(h) is None
 
 
 def test_a_call_is_routed_by_model_or_refused_with_the_reason():

@@ -1,0 +1,107 @@
+"""A Lab user's own hub credential at the gateway: an IO edge.
+
+A caller presenting a JupyterHub token (``Authorization: token <hub
+token>``, the credential a Lab server sends to the service) may call the
+endpoints that user may use. Permissions stay in the service: the gateway
+asks it, ``GET endpoints`` with that very token, and the endpoints listed
+are the ones it opens (``access.may_call``'s ``users``). The answer is kept
+for ``ttl`` seconds by the SHA-256 of the token (a refusal too), in a
+bounded cache; the token is never logged nor kept. A token the hub does not
+know is 401; a service that cannot be asked, 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections import OrderedDict
+
+import httpx
+
+from .access import Refusal
+
+#: seconds an answer of the service is kept (a membership change reaches the gateway within)
+TTL = 10.0
+MAX_ENTRIES = 4096
+
+
+def hub_token(headers) -> str | None:
+    """The hub token in ``Authorization: token <hub token>``, if that is the scheme."""
+    scheme, _, value = (headers.get("Authorization") or "").partition(" ")
+    if scheme.lower() != "token":
+        return None
+    return value.strip() or None
+
+
+class UserCreds:
+    """The endpoints each presented hub token opens, asked of the service."""
+
+    def __init__(self, api_url: str, ttl: float = TTL, http: httpx.AsyncClient | None = None,
+                 clock=time.monotonic):
+        self.url = api_url.rstrip("/") + "/endpoints"
+        self.ttl = ttl
+        self.http = http or httpx.AsyncClient(timeout=httpx.Timeout(20.0, connect=5.0))
+        self.clock = clock
+        self.cache: OrderedDict[str, tuple[float, frozenset[str] | Refusal]] = OrderedDict()
+        self.asking: dict[str, asyncio.Task] = {}
+        self.asked = 0  # calls made to the service (for tests and figures)
+
+    @classmethod
+    def from_env(cls) -> "UserCreds | None":
+        url = os.environ.get("HUBGRID_API_URL")
+        return cls(url, float(os.environ.get("HUBGRID_GATEWAY_USER_TTL", TTL))) if url else None
+
+    async def endpoints(self, token: str) -> frozenset[str]:
+        """The ids of the endpoints the token's user may use; Refusal otherwise."""
+        key = hashlib.sha256(token.encode()).hexdigest()
+        now = self.clock()
+        hit = self.cache.get(key)
+        if hit is None or hit[0] <= now:
+            task = self.asking.get(key)
+            if task is None:  # one question per token at a time
+                task = self.asking[key] = asyncio.get_running_loop().create_task(self._ask(token))
+                task.add_done_callback(lambda _t: self.asking.pop(key, None))
+            answer = await asyncio.shield(task)
+            self._keep(key, answer)
+            hit = (0.0, answer)
+        if isinstance(hit[1], Refusal):
+            raise hit[1]
+        return hit[1]
+
+    def _keep(self, key: str, answer) -> None:
+        if isinstance(answer, Refusal) and answer.status >= 500:
+            return  # the service's trouble: ask again next time
+        self.cache[key] = (self.clock() + self.ttl, answer)
+        self.cache.move_to_end(key)
+        while len(self.cache) > MAX_ENTRIES:
+            self.cache.popitem(last=False)
+
+    async def _ask(self, token: str) -> frozenset[str] | Refusal:
+        self.asked += 1
+        try:
+            r = await self.http.get(self.url, headers={"Authorization": f"token {token}"})
+        except httpx.HTTPError as e:
+            return Refusal(503, f"cannot check your hub token now ({type(e).__name__}); "
+                           "try again shortly")
+        if r.status_code == 200:
+            return frozenset(str(e["id"]) for e in r.json())
+        if r.status_code in (401, 403):
+            return Refusal(401, "invalid hub token: the hub does not know it, or its user "
+                           "is not registered in hubgrid")
+        return Refusal(503, f"cannot check your hub token now (the service answered "
+                       f"{r.status_code}); try again shortly")
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+async def opened(creds: UserCreds | None, headers) -> frozenset[str] | None:
+    """What the request's hub token opens; None when it presents none."""
+    token = hub_token(headers)
+    if token is None:
+        return None
+    if creds is None:
+        raise Refusal(401, "this gateway does not take hub tokens (it has no service to ask)")
+    return await creds.endpoints(token)

@@ -1,0 +1,131 @@
+"""A Lab user's own hub token at the gateway (issue 23), end to end: the
+real hub, its proxy, the gateway it runs and the service that decides.
+bob's and alice's hub tokens (both members of acme/ml) open bob's echo-chat
+endpoint, gina's (globex) does not, an unknown token is 401; the openai
+client streams a chat with the hub token; and ``usercred.UserCreds`` asks
+the real service once per token within its TTL. The shared Docker hub
+(docker_fixtures.dock) and serving group (serving_fixtures.serving)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import openai
+import pytest
+import requests
+
+from gateway import usercred
+from gateway.access import Refusal
+from hub_fixtures import _ok
+from serving_fixtures import INFERENCE
+from session_fixtures import eventually
+from test_replicas_docker import endpoint, until_state
+
+GATEWAY = "/services/hubgrid-gateway/"
+
+
+@pytest.fixture(scope="module")
+def chat(serving):
+    """bob's echo-chat endpoint with one replica serving."""
+    hub = serving.hub
+    name = f"uc-{uuid.uuid4().hex[:6]}"
+    e = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": name, "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": serving.echo, "slots": {"cpu": "0.5", "mem": "256M"},
+        "replicas": 1}), 201)
+    until_state(hub, e["id"], "running", 1)
+    yield hub, e
+    hub.call("DELETE", f"endpoints/{e['id']}", "bob")
+    eventually(lambda: endpoint(hub, e["id"]) is None, timeout=120, interval=0.5)
+
+
+def as_user(hub, user):
+    return {"Authorization": f"token {hub.token(user)}"}
+
+
+def model_ids(hub, headers) -> list[str] | int:
+    r = requests.get(hub.url + GATEWAY + "v1/models", headers=headers, timeout=30)
+    return [m["id"] for m in r.json()["data"]] if r.status_code == 200 else r.status_code
+
+
+def test_a_hub_token_opens_the_endpoints_its_user_may_use_and_no_other(chat):
+    hub, e = chat
+    # the gateway routes it once its sync has the endpoint (~2 s)
+    assert eventually(lambda: e["name"] in model_ids(hub, as_user(hub, "bob")), timeout=30)
+    assert e["name"] in model_ids(hub, as_user(hub, "alice"))  # another member of ml
+    assert e["name"] not in model_ids(hub, as_user(hub, "gina"))  # globex
+    assert model_ids(hub, {"Authorization": "token not-a-hub-token"}) == 401
+    url = hub.url + GATEWAY + f"e/{e['id']}/v1/models"
+    r = requests.get(url, headers=as_user(hub, "alice"), timeout=30)
+    assert r.status_code == 200 and r.json()["data"][0]["id"] == "echo-chat"
+    r = requests.get(url, headers=as_user(hub, "gina"), timeout=30)
+    assert r.status_code == 404 and r.json()["error"]["message"]
+    r = requests.get(url, headers={"Authorization": "token not-a-hub-token"}, timeout=30)
+    assert r.status_code == 401 and "hub token" in r.json()["error"]["message"]
+    body = {"model": e["name"], "messages": [{"role": "user", "content": "hi"}]}
+    r = requests.post(hub.url + GATEWAY + "v1/chat/completions", json=body,
+                      headers=as_user(hub, "gina"), timeout=30)
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"
+
+
+def test_the_openai_client_streams_a_chat_with_the_users_hub_token(chat):
+    hub, e = chat
+    assert eventually(lambda: e["name"] in model_ids(hub, as_user(hub, "bob")), timeout=30)
+    with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key="unused", max_retries=0,
+                       timeout=60, default_headers=as_user(hub, "bob")) as client:
+        stream = client.chat.completions.create(
+            model=e["name"], stream=True,
+            messages=[{"role": "user", "content": "one two three"}])
+        words = [c.choices[0].delta.content for c in stream
+                 if c.choices and c.choices[0].delta.content]
+    assert "".join(words).split() == ["echo:", "one", "two", "three"]
+    assert len(words) > 1  # it came in pieces
+
+
+def test_the_service_is_asked_once_per_token_within_the_ttl(chat):
+    hub, e = chat
+    now = [0.0]
+    creds = usercred.UserCreds(hub.api, ttl=10, clock=lambda: now[0])
+
+    async def run():
+        try:
+            token = hub.token("bob")
+            many = await asyncio.gather(*(creds.endpoints(token) for _ in range(5)))
+            assert all(e["id"] in got for got in many) and creds.asked == 1
+            now[0] = 9.9
+            await creds.endpoints(token)
+            assert creds.asked == 1
+            now[0] = 10.0  # expired: asked again
+            await creds.endpoints(token)
+            assert creds.asked == 2
+            assert e["id"] not in await creds.endpoints(hub.token("gina"))
+            for _ in range(2):  # a refusal is kept too
+                with pytest.raises(Refusal) as r:
+                    await creds.endpoints("not-a-hub-token")
+                assert r.value.status == 401
+            assert creds.asked == 4
+            # no token kept: the cache is keyed by its hash
+            assert token not in repr(creds.cache)
+        finally:
+            await creds.aclose()
+
+    asyncio.run(run())
+
+
+def test_a_service_that_cannot_be_asked_is_a_503_asked_again_next_time():
+    async def run():
+        creds = usercred.UserCreds("http://127.0.0.1:9/nowhere/")  # discard port: refused
+        try:
+            for n in (1, 2):
+                with pytest.raises(Refusal) as r:
+                    await creds.endpoints("t")
+                assert r.value.status == 503 and creds.asked == n
+        finally:
+            await creds.aclose()
+        with pytest.raises(Refusal) as r:
+            await usercred.opened(None, {"Authorization": "token t"})
+        assert r.value.status == 401
+        assert await usercred.opened(None, {"Authorization": "Bearer hge_x"}) is None
+
+    asyncio.run(run())
