@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from quota_service.core.models import Endpoint, EndpointToken
 from service_app import served  # noqa: F401
-from test_cli import Hubgrid, one_line_error
+from test_cli import Hubgrid, one_line_error, write_log
 from test_endpoints import IMAGE, INFERENCE_LABEL, env  # noqa: F401
 from test_serving_routes import replica, report_calls
 
@@ -251,6 +251,37 @@ async def test_autoscale_sets_adds_shows_and_removes_rules_and_show_has_the_even
     off = await hg("alice", "serve", "autoscale", "auto", "--off")
     assert off.out == "endpoint auto: autoscaling off\n"
     assert (await env.ok("GET", f"endpoints/{e['id']}", "alice", 200))["autoscaling"] == []
+
+
+async def test_logs_of_a_replica_for_its_creator_not_for_another_member(hg):
+    env = hg.env_
+    e = await made(hg, "lg", "--replicas", "2")
+    r = await hg("alice", "serve", "logs", "lg")
+    assert r.code == 2 and "endpoint 'lg' has no replica now" in one_line_error(r)
+    r1, r2 = await replica(env, e, 1), await replica(env, e, 2)
+    await write_log(hg, r1["id"], b"hubgrid: pre-start: hello\n\x1b[2Jserving\n")
+    await write_log(hg, r2["id"], b"second\n")
+    first = await hg("alice", "serve", "logs", "lg")
+    assert first.code == 0, first.err
+    # the first by default, control characters shown escaped (--raw: as they are)
+    assert first.out == "hubgrid: pre-start: hello\n\\x1b[2Jserving\n"
+    assert first.err == "hubgrid: the log of ep-lg-1 (replicas: ep-lg-1, ep-lg-2)\n"
+    for ref in ("2", "ep-lg-2"):
+        assert (await hg("alice", "serve", "logs", "lg", ref)).out == "second\n"
+    raw = await hg("alice", "serve", "logs", "lg", "1", "--raw", "--tail", "8")
+    assert raw.out == "serving\n"
+    j = await hg("alice", "serve", "logs", "lg", "2", "--json")
+    assert j.json()["log"] == "second\n" and j.json()["id"] == r2["id"]
+    r = await hg("alice", "serve", "logs", "lg", "3")
+    assert r.code == 2 and "no replica '3' (its replicas: ep-lg-1, ep-lg-2)" in one_line_error(r)
+    r = await hg("alice", "serve", "logs", "lg", "-f", "--json")
+    assert r.code == 2 and "--follow" in one_line_error(r)
+    # another member sees the endpoint, not its creator's sessions: the service's 404
+    await env.ok("PUT", "domains/acme/projects/ml/members/bob", "root", 201)
+    r = await hg("bob", "serve", "logs", "lg", "1")
+    assert r.code == 1 and one_line_error(r).endswith(
+        "replica ep-lg-1 is a session of the endpoint's creator (alice); its log is theirs "
+        "and their admins' to read (HTTP 404)\n")
 
 
 # --- delete ----------------------------------------------------------------------------

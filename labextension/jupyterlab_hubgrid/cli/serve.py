@@ -19,7 +19,7 @@ from .output import safe, short_id
 from .serveview import (COMPARATORS, find_endpoint, gateway_of, gateway_root, problem_lines,
                         render_endpoint, render_list, render_validation,
                         rule_text)
-from .sessions import chosen_project, size_argument
+from .sessions import FOLLOW_INTERVAL, chosen_project, show_log, size_argument, tail_argument
 
 #: how often ``delete`` asks whether the endpoint is gone
 WAIT_INTERVAL = 1.0
@@ -195,6 +195,44 @@ def delete(ctx, args) -> int:
     return EXIT_OK
 
 
+# --- a replica's log ----------------------------------------------------------------------
+
+def find_replica(ctx, e: dict, ref: str | None) -> dict:
+    """A replica of ``e`` by its name or its number (the name's last part);
+    none given: the first (a note says which, where there are several)."""
+    replicas = [r for r in e.get("replicas_detail") or [] if r.get("allocation")]
+    names = ", ".join(safe(r.get("name")) for r in replicas)
+    if ref is None:
+        if not replicas:
+            raise UsageError(f"endpoint {e['name']!r} has no replica now")
+        if len(replicas) > 1:
+            ctx.note(f"hubgrid: the log of {safe(replicas[0]['name'])} (replicas: {names})")
+        return replicas[0]
+    match = [r for r in replicas if r.get("name") == ref
+             or (ref.isdigit() and str(r.get("name", "")).rsplit("-", 1)[-1] == ref)]
+    if not match:
+        raise UsageError(f"endpoint {e['name']!r} has no replica {ref!r} "
+                         f"(its replicas: {names or 'none'})")
+    return match[0]
+
+
+def logs(ctx, args) -> None:
+    """A replica's output: its session's log (its creator and admins may read it)."""
+    if ctx.json and args.follow:
+        raise UsageError("--follow prints the output as it comes: leave out --json")
+    e = find_endpoint(ctx, args.endpoint)
+    r = find_replica(ctx, e, args.replica)
+    try:
+        a = ctx.client.allocation(r["allocation"])
+    except ClientError as err:
+        if err.status != 404:
+            raise
+        raise ClientError(404, f"{err.message}: replica {r['name']} is a session of the "
+                          f"endpoint's creator ({e.get('created_by')}); its log is theirs and "
+                          "their admins' to read", err.reason) from None
+    show_log(ctx, a, args)
+
+
 # --- the command table --------------------------------------------------------------------
 
 def whole_number(value: str) -> int:
@@ -279,6 +317,18 @@ def register(groups, common) -> None:
     p.add_argument("--timeout", type=float, default=300.0,
                    help="seconds to wait at most (default: %(default)g; exit 1 after)")
     p.add_argument("--interval", type=float, default=WAIT_INTERVAL, help=argparse.SUPPRESS)
+
+    p = command(subs, "logs", common, logs, "a replica's output (its creator and admins)")
+    p.add_argument("endpoint", metavar="ENDPOINT", help="name, project/name or id")
+    p.add_argument("replica", metavar="REPLICA", nargs="?",
+                   help="its name or number (default: the first)")
+    p.add_argument("--tail", type=tail_argument, metavar="SIZE",
+                   help="only the last SIZE of the output (bytes, or 64K, 1 MiB)")
+    p.add_argument("-f", "--follow", action="store_true",
+                   help="keep printing new output until the replica ends")
+    p.add_argument("--raw", action="store_true",
+                   help="print control characters as they are (escape sequences included)")
+    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, help=argparse.SUPPRESS)
 
     servetokens.register(subs, common)
 

@@ -308,8 +308,13 @@ def size_argument(value: str) -> str:
 def logs(ctx, args) -> None:
     if ctx.json and args.follow:
         raise UsageError("--follow prints the output as it comes: leave out --json")
+    show_log(ctx, find_session(ctx, args.session), args)
+
+
+def show_log(ctx, a: dict, args) -> None:
+    """Print allocation ``a``'s log as ``args`` ask (``tail``, ``follow``,
+    ``raw``, ``interval``): also a replica's (``hubgrid serve logs``)."""
     client = ctx.client
-    a = find_session(ctx, args.session)
     show_text = (lambda t: t) if args.raw else safe_log
     if ctx.json:
         ctx.emit({"id": a["id"], "state": a.get("state"), "exit_code": a.get("exit_code"),
