@@ -124,6 +124,10 @@ elif backend == "slurm":
                                                                   "batch")}
     c.HubgridSlurmSpawner.job_log_dir = str(state / "slurm-sessions")
     c.HubgridSlurmSpawner.job_home_root = str(state / "slurm-home")
+    # an endpoint's replicas run this checkout's model servers on the node
+    # (docs/serving.md, "Replicas on Slurm")
+    inference = Path(__file__).resolve().parent / "images" / "inference"
+    c.HubgridSlurmSpawner.replica_path = [str(inference / "host"), str(inference / "bin")]
     c.Spawner.args = TERMINAL_KEEPS_PATH + (["--allow-root"] if os.geteuid() == 0 else [])
 elif backend == "local":
     c.JupyterHub.spawner_class = "hubgrid-local"

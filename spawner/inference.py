@@ -39,23 +39,25 @@ BRIDGE = "hubgrid-service-bridge"
 PRESTART = "hubgrid-prestart"
 
 
-def replica_command(service: dict) -> list[str]:
+def replica_command(service: dict, socket: str = SERVICE_SOCKET) -> list[str]:
     """What a replica's container runs: the definition's command, under the
     bridge unless the image's servers take the socket themselves, after the
-    pre-start actions when it has any."""
+    pre-start actions when it has any. ``socket``: where the replica listens,
+    as it sees it (a Slurm replica: its path on the node)."""
     argv = list(service["argv"])
     if not service.get("unix_socket"):
-        argv = [BRIDGE, SERVICE_SOCKET, str(service["port"]), "--", *argv]
+        argv = [BRIDGE, socket, str(service["port"]), "--", *argv]
     return [PRESTART, "--", *argv] if service.get("pre_start") else argv
 
 
-def replica_environment(env: dict[str, str], service: dict) -> dict[str, str]:
+def replica_environment(env: dict[str, str], service: dict,
+                        socket: str = SERVICE_SOCKET) -> dict[str, str]:
     """A replica's environment: ``env`` less :data:`DROPPED`, with where the
     model server listens (the session's socket, for a server that takes it)
     and its port."""
     out = {k: v for k, v in env.items() if not k.startswith(DROPPED)}
     if service.get("unix_socket"):
-        out["HUBGRID_SERVICE_SOCKET"] = SERVICE_SOCKET
+        out["HUBGRID_SERVICE_SOCKET"] = socket
     out["HUBGRID_SERVICE_PORT"] = str(service["port"])
     if service.get("pre_start"):
         out["HUBGRID_PRESTART"] = json.dumps(service["pre_start"], separators=(",", ":"))

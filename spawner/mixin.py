@@ -318,7 +318,7 @@ class HubgridSpawnerMixin(Configurable):
             raise fail(f"invalid options: {e}", "invalid", 400) from None
         if opts.session_type == "inference" and not self.runs_inference:
             raise fail("invalid options: session_type: this backend does not run inference "
-                       "sessions (Docker does)", "invalid", 400)
+                       "sessions (Docker and Slurm do)", "invalid", 400)
         if opts.vfolders and not self.mounts_vfolders:
             raise fail("invalid options: vfolders: this backend does not mount vfolders "
                        "(Docker sessions do)", "invalid", 400)

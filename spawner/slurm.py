@@ -40,6 +40,7 @@ from .builders import SLURM_GPU_GRES, reapplied_gpu_environment, slurm_request
 from .gpuenv import allocation_gpus
 from .jobfiles import HubJobFiles, UserJobFiles, quiet_env, run_by_others
 from .mixin import HubgridSpawnerMixin
+from .slurmreplica import InferenceSlurmMixin
 
 SESSION_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-session"
 
@@ -230,8 +231,9 @@ class SlurmJobSpawner(SlurmSpawner):
         return host, self.port
 
 
-class HubgridSlurmSpawner(HubgridSpawnerMixin, SlurmJobSpawner):
-    """Sessions as Slurm jobs, admitted and accounted by hubgrid."""
+class HubgridSlurmSpawner(InferenceSlurmMixin, HubgridSpawnerMixin, SlurmJobSpawner):
+    """Sessions as Slurm jobs, admitted and accounted by hubgrid; an endpoint's
+    replicas too (spawner/slurmreplica.py)."""
 
     @default("check_shares_at_start")
     def _default_check_shares_at_start(self):

@@ -1,67 +1,23 @@
 """Compute sessions as jobs of a real single-node Slurm, through the real hub.
 
-`make test` installs and starts Slurm (scripts/start-slurm.sh) and names its
-partition in HUBGRID_TEST_SLURM_PARTITION; the hub maps the resource group
-``default`` to it.
+The hub is the one every Slurm module shares (tests/slurm_fixtures.py:
+``make test`` starts Slurm, scripts/start-slurm.sh; the hub maps the resource
+group ``default`` to its partition).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import uuid
 from pathlib import Path
 
-import pytest
 import requests
 
-from hub_fixtures import launch_hub, require, stop_hub
 from session_fixtures import (allocations, eventually, hub_log, run_in_terminal, server_of, spawn,
                               stop_server, wait_ready)
+from slurm_fixtures import PARTITION, jobs, new_user  # noqa: F401 - slurm_hub: conftest.py
 
-PARTITION = os.environ.get("HUBGRID_TEST_SLURM_PARTITION", "")
 MiB = 2**20
-
-
-def jobs(name: str) -> list[dict]:
-    """Slurm's jobs named ``name``: id, state, partition, cpus, memory, comment."""
-    out = subprocess.run(["squeue", "-h", "-n", name, "-o", "%i|%T|%P|%C|%m|%k"],
-                         capture_output=True, text=True, check=True).stdout
-    keys = ("id", "state", "partition", "cpus", "memory", "comment")
-    return [dict(zip(keys, line.split("|"))) for line in out.splitlines() if line]
-
-
-@pytest.fixture(scope="module")
-def slurm_hub(tmp_path_factory):
-    require("Slurm", bool(PARTITION) and shutil.which("sbatch") is not None,
-            "run `make test` (scripts/start-slurm.sh)")
-    ok = subprocess.run(["sinfo", "-h", "-p", PARTITION, "-o", "%T"], capture_output=True, text=True)
-    require("a Slurm node", ok.returncode == 0 and ok.stdout.strip() != "", ok.stderr)
-    state = tmp_path_factory.mktemp("slurm-hub")
-    config = (f"c.HubgridSlurmSpawner.partitions = {{'default': {PARTITION!r}}}\n"
-              "c.HubgridSlurmSpawner.pending_poll_interval = 0.5\n"
-              "c.HubgridSlurmSpawner.startup_poll_interval = 0.5\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    # a reclaim pass every second (the lifetime test below)
-    hub = launch_hub(state, {"HUBGRID_SPAWNER": "slurm"}, config=config,
-                     service_config="c.HubgridService.reclaim_interval = 1.0\n")
-    try:
-        yield hub
-    finally:
-        stop_hub(hub)
-        for job in subprocess.run(["squeue", "-h", "-o", "%i|%j"], capture_output=True,
-                                  text=True).stdout.splitlines():
-            jid, name = job.split("|", 1)
-            if name.startswith("hubgrid-s"):
-                subprocess.run(["scancel", jid])
-
-
-def new_user(hub) -> str:
-    name = "s" + uuid.uuid4().hex[:8]
-    assert hub.login(name).status_code == 302
-    return name
 
 
 def test_a_session_is_a_job_in_the_mapped_partition_with_its_allocation(slurm_hub):

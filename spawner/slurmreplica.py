@@ -1,0 +1,158 @@
+"""Inference sessions on Slurm: an endpoint's replicas as Slurm jobs
+(docs/serving.md, "Replicas on Slurm").
+
+As on Docker (spawner/inference.py), the service checked the start against
+its endpoint and handed back, with the allocation, how it serves
+(``allocation["service"]``) and its one mount, the model folder
+(``allocation["mounts"][0]["path"]``: its path on the service's storage,
+which the nodes see at the same path). There is no container: the job runs
+``hubgrid-replica`` (spawner/scripts), which gives the replica a network
+and mounts of its own (the folder read-only at ``/models``, a private
+``/tmp``, the root filesystem read-only, no capabilities) and execs the
+definition's command, under ``hubgrid-prestart`` and
+``hubgrid-service-bridge`` as in a container. The replica listens on
+``<replica_socket_root>/<allocation>/jupyter.sock`` on the node: the hub's
+readiness check and the gateway's haproxy connect there (the spawner's
+state ``hubgrid_server_socket``, as for Docker), so the hub, its gateway
+and the node are one machine.
+
+No ``JUPYTERHUB_*`` variable or token reaches the job. The job is submitted,
+polled and cancelled like any session's, accounted like any (the ledger's
+allocation, Slurm's job with its ``--comment``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import shutil
+from pathlib import Path
+from urllib.parse import quote
+
+from jupyterhub.spawner import SpawnException
+from traitlets import List, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+from .inference import replica_command, replica_environment
+from .isolation import SERVER_SOCKET, check_root
+
+REPLICA_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-replica"
+MODELS = "/models"
+
+
+class InferenceSlurmMixin(Configurable):
+    """Before HubgridSpawnerMixin in HubgridSlurmSpawner's bases: a start of
+    session type ``inference`` runs the endpoint's model server as the job."""
+
+    runs_inference = True
+
+    replica_socket_root = Unicode(
+        "/run/hubgrid/slurm-replicas",
+        help="""Directory of the replicas' socket directories on the node (one per
+        replica, ``<root>/<allocation>``, mode 0700, made by the job and
+        owned by the user its model server runs as; with ``unix_users`` the
+        root must let every user make one, e.g. mode 1777). The hub and its gateway connect to the sockets there, so
+        they run on the node's machine. Not under /tmp (a replica has its own).
+        Lowercase: JupyterHub lowercases the socket's URL.""",
+    ).tag(config=True)
+
+    replica_path = List(
+        Unicode(),
+        help="""Directories put first on a replica's ``PATH``: where the node has
+        the model servers a definition's ``start_command`` names, and
+        ``hubgrid-prestart`` and ``hubgrid-service-bridge``. The demo's
+        configuration names this checkout's ``images/inference/host`` and
+        ``images/inference/bin``.""",
+    ).tag(config=True)
+
+    @validate("replica_socket_root")
+    def _check_replica_root(self, proposal):
+        try:
+            root = check_root(proposal.value)
+        except ValueError as e:
+            raise TraitError(str(e).replace("session_socket_root", "replica_socket_root")) \
+                from None
+        if root == "/tmp" or root.startswith("/tmp/"):
+            raise TraitError(f"replica_socket_root {root!r}: not under /tmp (each replica "
+                             "has a /tmp of its own)")
+        return root
+
+    #: the replica's socket on the node ("" when this is no replica)
+    _replica_socket = ""
+
+    @property
+    def serving(self) -> dict | None:
+        """How this start serves (None: not an inference session)."""
+        a = getattr(self, "allocation", None) or {}
+        return a.get("service") if a.get("session_type") == "inference" else None
+
+    def session_image(self, opts) -> str | None:
+        # the registry entry naming the nodes' model servers (its labels count)
+        return opts.image if opts.session_type == "inference" else super().session_image(opts)
+
+    def _apply_allocation(self, allocation, opts):
+        super()._apply_allocation(allocation, opts)
+        if allocation.get("session_type") != "inference":
+            self._replica_socket = ""
+            return
+        mounts = allocation.get("mounts") or []
+        if not allocation.get("service") or len(mounts) != 1 or not mounts[0].get("path"):
+            raise SpawnException("not started: the service gave no start command or model "
+                                 "folder for this replica", reason="invalid", status_code=400)
+        self._replica_socket = posixpath.join(self.replica_socket_root, allocation["id"],
+                                              SERVER_SOCKET)
+
+    def replica_spec(self) -> dict:
+        """What hubgrid-replica does ($HUBGRID_REPLICA)."""
+        service = self.serving
+        return {"socket_dir": posixpath.dirname(self._replica_socket),
+                "models": self.allocation["mounts"][0]["path"], "mount_point": MODELS,
+                "argv": replica_command(service, self._replica_socket)}
+
+    def get_env(self):
+        env = super().get_env()
+        service = self.serving
+        if not service or not self._replica_socket:
+            return env
+        out = replica_environment(env, service, self._replica_socket)
+        if self.replica_path:
+            out["PATH"] = os.pathsep.join([*self.replica_path, env.get("PATH", os.defpath)])
+        out["HUBGRID_REPLICA"] = json.dumps(self.replica_spec(), separators=(",", ":"))
+        return out
+
+    def cmd_formatted_for_batch(self):
+        if self.serving:
+            return f"exec python3 -I {REPLICA_SCRIPT}"
+        return super().cmd_formatted_for_batch()
+
+    async def start(self):
+        result = await super().start()
+        if self.serving and self._replica_socket:
+            # the hub's readiness check and the proxy's URL: the replica's socket
+            return "http+unix://" + quote(self._replica_socket, safe="")
+        return result
+
+    async def session_ended(self) -> None:
+        await super().session_ended()
+        if not self._replica_socket:
+            return
+        # (not in clear_state: batchspawner's poll clears the state before this)
+        where, self._replica_socket = posixpath.dirname(self._replica_socket), ""
+        try:
+            if self.runs_as_user:  # the user's directory: removed as the user
+                await self.job_files()._run("rm", "-rf", "--", where)
+            else:
+                shutil.rmtree(where, ignore_errors=True)
+        except (OSError, RuntimeError, SpawnException) as e:
+            self.log.warning("could not remove %s of %s: %s", where, self._log_name, e)
+
+    def get_state(self):
+        state = super().get_state()
+        if self._replica_socket:  # where the serving gateway reaches it
+            state["hubgrid_server_socket"] = self._replica_socket
+        return state
+
+    def load_state(self, state):
+        super().load_state(state)
+        self._replica_socket = state.get("hubgrid_server_socket", "")
