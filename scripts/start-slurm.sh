@@ -12,6 +12,7 @@
 # - munge key /etc/munge/munge.key (created when missing; munge:munge, mode 400)
 # - starts munged (as user munge), slurmctld and slurmd when not running, waits
 #   for the node to be idle (a down/drained node is resumed)
+# - makes /models, empty: where an endpoint's replica sees its model folder
 # - checks that an sbatch job runs to completion: when this run changed or
 #   started anything, or with --check (a run that finds everything up skips it)
 # All Slurm traffic goes to 127.0.0.1 (SlurmctldHost and NodeAddr).
@@ -148,6 +149,10 @@ EOF
 }
 
 mkdir -p /etc/slurm "$STATE_DIR" "$SPOOL_DIR" "$LOG_DIR"
+# the mount point of an endpoint replica's model folder (hubgrid-replica binds
+# the folder there, read-only, in the replica's own mount namespace; the
+# directory itself stays empty: docs/serving.md, "Replicas on Slurm")
+mkdir -p /models
 CONF_CHANGED=0
 if [[ "$(render_conf)" == "$(cat "$CONF" 2>/dev/null || true)" ]]; then
     log "$CONF up to date"
