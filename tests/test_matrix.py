@@ -274,6 +274,36 @@ def alice_chat(w):
     return {"chat": r.json()["id"]}
 
 
+def store_folder(w):
+    """A fresh folder of alice's holding a definition, for the Model Store
+    rows (``SERVING["store-folder"]``: what ``store_publish_body`` names)."""
+    serving_ready(w)
+    folder = alice_folder(w)["folder"]
+    r = w.hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", "alice",
+                   data=MODEL_DEFINITION)
+    assert r.status_code == 201, r.text
+    SERVING["store-folder"] = folder
+    return {}
+
+
+def store_publish_body():
+    return {"folder": SERVING["store-folder"], "image": "matrix/inference:1",
+            "domain": "acme", "slots": {"cpu": "1", "mem": "1G"}}
+
+
+def acme_store_model(w):
+    """alice's folder published to acme by the superadmin (the full Model
+    Store tests are in tests/test_model_store.py)."""
+    store_folder(w)
+    r = w.hub.call("POST", "model-store", "admin", json=store_publish_body())
+    assert r.status_code == 201, r.text
+    return {"model": r.json()["id"]}
+
+
+def store_deploy_body():
+    return {"project": "ml", "resource_group": "acme-gpu", "name": uniq("ep")}
+
+
 A, G, DA, DG, SA = "alice", "gina", "ada", "gus", "admin"
 
 
@@ -530,6 +560,21 @@ CASES = [
     ("append-to-chat", "POST", "chats/{chat}/messages",
      {"messages": [{"role": "assistant", "content": "hello"}]}, alice_chat,
      expect(404, alice=200)),
+    # the Model Store (issue #23): admins of the scope publish, change and
+    # unpublish; who sees an entry checks and deploys it into a project of theirs
+    ("list-store-models", "GET", "model-store", None, nothing, expect(200)),
+    ("publish-store-model", "POST", "model-store", store_publish_body, store_folder,
+     expect(403, ada=201, admin=201)),
+    ("get-store-model", "GET", "model-store/{model}", None, acme_store_model,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("update-store-model", "PATCH", "model-store/{model}", {"name": "renamed"},
+     acme_store_model, expect(404, alice=403, ada=200, admin=200)),
+    ("unpublish-store-model", "DELETE", "model-store/{model}", None, acme_store_model,
+     expect(404, alice=403, ada=204, admin=204)),
+    ("check-store-model", "POST", "model-store/{model}/check", store_deploy_body,
+     acme_store_model, expect(404, alice=200, ada=403)),
+    ("deploy-store-model", "POST", "model-store/{model}/deploy", store_deploy_body,
+     acme_store_model, expect(404, alice=201, ada=403)),
     ("openapi", "GET", "openapi.json", None, nothing, expect(200)),
     # Prometheus: superadmins (and hub tokens with read:metrics, tests/test_metrics.py)
     ("metrics", "GET", "metrics", None, nothing, expect(403, admin=200)),
@@ -553,6 +598,8 @@ CASES = [
     ("internal-serving-routes", "GET", "internal/serving/routes", None, nothing, expect(401)),
     ("internal-serving-report", "POST", "internal/serving/report",
      {"replicas": [], "calls": []}, nothing, expect(401)),
+    ("internal-serving-wake", "POST", "internal/serving/wake", {"endpoint": "0" * 32}, nothing,
+     expect(401)),
 ]
 
 PUBLIC = {"openapi": 200, "tus-discovery": 204, "trace-domains": 405}

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, chats, files, images, internal, reclaim, scheduling, serving,
-               servingroutes, sessionstop, sessionview, tenancy, uploads, usage, vfolders)
+from . import (admin, chats, files, images, internal, modelstore, reclaim, scheduling,
+               serving, servingroutes, sessionstop, sessionview, tenancy, uploads, usage,
+               vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
                       OAuthCallbackHandler)
@@ -28,6 +29,7 @@ DOMAIN, PROJECT, USER = segment("domain"), segment("project"), segment("user")
 ALLOCATION, FOLDER, INVITATION = (segment("allocation_id"), segment("folder_id"),
                                   segment("invitation_id"))
 ENDPOINT = segment("endpoint_id")
+STORE_MODEL = segment("model_id")
 #: an image name: one URL-encoded segment or the raw 'repository/path:tag'
 IMAGE = r"(?P<image>.+)"
 
@@ -122,6 +124,11 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"endpoints/{ENDPOINT}", serving.EndpointHandler),
     (rf"endpoints/{ENDPOINT}/tokens", serving.TokensHandler),
     (rf"endpoints/{ENDPOINT}/tokens/{segment('token_id')}", serving.TokenHandler),
+    # the Model Store (issue #23)
+    (r"model-store", modelstore.StoreHandler),
+    (rf"model-store/{STORE_MODEL}", modelstore.StoreEntryHandler),
+    (rf"model-store/{STORE_MODEL}/check", modelstore.StoreCheckHandler),
+    (rf"model-store/{STORE_MODEL}/deploy", modelstore.StoreDeployHandler),
     # chat history, per user (issue #23)
     (r"chats", chats.ChatsHandler),
     (rf"chats/{segment('chat_id')}", chats.ChatHandler),

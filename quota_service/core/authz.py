@@ -357,3 +357,36 @@ def require_chat_owner(p: Principal, owner: str, chat: str) -> None:
     (superadmins too), is told it does not exist (404)."""
     if p.name != owner:
         raise _not_found("conversation", chat)
+
+
+# --- the Model Store (issue #23) --------------------------------------------------
+
+def can_see_store_model(p: Principal, domain: str | None) -> bool:
+    """A published model is seen (and deployed, into a project of one's own)
+    by everyone when published to every domain (``domain`` None), else by
+    the users of its domain and its admins."""
+    return domain is None or p.domain == domain or p.administers(domain)
+
+
+def require_see_store_model(p: Principal, domain: str | None, entry: str) -> None:
+    if not can_see_store_model(p, domain):
+        raise _not_found("model", entry)
+
+
+def require_publish_store_model(p: Principal, domain: str | None) -> None:
+    """Publishing to every domain is for superadmins; to one domain, for its
+    admins and superadmins."""
+    if domain is None:
+        require_superadmin(p, "publish a model to every domain")
+    else:
+        require_administer(p, domain, "publish a model in it")
+
+
+def require_manage_store_model(p: Principal, domain: str | None, entry: str) -> None:
+    """Change or unpublish: the admins of its scope (404 for who does not
+    see it, 403 for who sees it but may not)."""
+    require_see_store_model(p, domain, entry)
+    if domain is None and not p.is_superadmin:
+        raise Denied("only a superadmin may change or unpublish a model of every domain")
+    if domain is not None and not p.administers(domain):
+        raise Denied(f"only an admin of domain {domain!r} may change or unpublish its models")

@@ -88,9 +88,12 @@ def definition_model(d: modeldef.ModelDefinition) -> dict:
     return {"models": out}
 
 
-def check_folder(s: Session, p: Principal, folder_id: str, hosts, out: Checked) -> None:
+def check_folder(s: Session, p: Principal, folder_id: str, hosts, out: Checked,
+                 access=None) -> None:
+    """``access``: how the folder is reached (default: the caller's own read
+    permission; a Model Store deploy reaches it through the publication)."""
     try:
-        acc = folders.access(s, p, folder_id, "read", hosts)
+        acc = (access or (lambda: folders.access(s, p, folder_id, "read", hosts)))()
     except ApiError as e:
         out.add("model_folder", e.message)
         return
@@ -160,8 +163,9 @@ def fit_problems(s: Session, user: User, policy_name: str, project: Project,
                         admission.sessions_left(levels))
 
 
-def check(s: Session, p: Principal, body, hosts, now) -> Checked:
-    """Every check of an endpoint ``body`` (an ``EndpointCreate``), nothing written."""
+def check(s: Session, p: Principal, body, hosts, now, access=None) -> Checked:
+    """Every check of an endpoint ``body`` (an ``EndpointCreate``), nothing
+    written; ``access`` as ``check_folder``'s."""
     out = Checked()
     out.domain = s.scalar(select(Domain).where(Domain.name == p.domain))
     user = s.scalar(select(User).where(User.name == p.name))
@@ -196,5 +200,5 @@ def check(s: Session, p: Principal, body, hosts, now) -> Checked:
         out.problems += fit_problems(s, user, policy_name, out.project, dict(body.slots),
                                      body.replicas)
     check_image(s, p, body, out, now)
-    check_folder(s, p, body.model_folder, hosts, out)
+    check_folder(s, p, body.model_folder, hosts, out, access)
     return out

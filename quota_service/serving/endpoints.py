@@ -24,6 +24,7 @@ from ..core.errors import Conflict, Hidden, Invalid, NotFound
 from ..core.models import (Allocation, Domain, Endpoint, EndpointToken, Node, Project,
                            ResourceGroup, User, VFolder)
 from ..core.orm import aware, flush, iso
+from ..core.storemodels import StoreDeployment
 
 ENDPOINT_ID_LENGTH = 32
 
@@ -81,6 +82,9 @@ def endpoint_model(s: Session, e: Endpoint) -> dict:
         "created_at": iso(e.created_at),
         "autoscaling": e.autoscaling or [],
         "scaling_events": e.scaling_events or [],
+        # the Model Store entry it was deployed from (serving/store.py), or None
+        "store_model": s.scalar(select(StoreDeployment.store_model_id)
+                                .where(StoreDeployment.endpoint_id == e.id)),
     }
 
 
@@ -100,9 +104,12 @@ def validate(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
             "warnings": found.warnings, "definition": found.definition}
 
 
-def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
-    """A new endpoint (``provisioning``), or Invalid (422) with every problem."""
-    found = checks.check(s, p, body, hosts, now)
+def create(s: Session, p: Principal, body, hosts, now: dt.datetime, access=None,
+           store_model: str | None = None) -> dict:
+    """A new endpoint (``provisioning``), or Invalid (422) with every problem;
+    ``access`` and ``store_model``: a Model Store deploy's (``serving.store``),
+    which reaches the folder through the publication and records the entry."""
+    found = checks.check(s, p, body, hosts, now, access)
     if found.problems:
         raise Invalid("the endpoint cannot be made: " + "; ".join(
             f"{x['field']}: {x['message']}" for x in found.problems), detail=found.problems)
@@ -113,6 +120,9 @@ def create(s: Session, p: Principal, body, hosts, now: dt.datetime) -> dict:
                  state_reason="", created_by=p.name, created_at=now)
     s.add(e)
     flush(s, f"project {body.project!r} has an endpoint named {body.name!r}")
+    if store_model is not None:
+        s.add(StoreDeployment(endpoint_id=e.id, store_model_id=store_model))
+        s.flush()
     return endpoint_model(s, e) | {"warnings": found.warnings}
 
 

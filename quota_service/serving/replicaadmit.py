@@ -22,12 +22,11 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import checks, modeldef
+from . import checks, modeldef, store
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Invalid
 from ..core.models import Endpoint, Image, Project, ResourceGroup
-from ..storage import folders
 
 
 #: the most the pre-start actions may be, as JSON (they reach the replica in
@@ -91,7 +90,8 @@ def replica(s: Session, p: Principal, body, hosts) -> dict:
     if wrong:
         raise Invalid(f"not a replica of endpoint {e.name!r}: " + "; ".join(wrong))
     try:
-        acc = folders.access(s, p, e.model_folder, "read", hosts)
+        # a Model Store deploy's through the publication, else the creator's own read
+        acc = store.replica_folder(s, p, e, hosts)
         d = modeldef.parse(checks.read_definition(acc.root))
         image = s.scalar(select(Image).where(Image.name == e.image))
         service = service_of(d, image.labels if image is not None else None)

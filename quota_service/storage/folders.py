@@ -231,6 +231,24 @@ def access(s: Session, p: Principal, folder_id: str, need: str,
         raise ValueError(f"need must be one of {', '.join(NEEDS)}")
     f, perm = find(s, p, folder_id)
     require(perm, need, f)
+    return _reach(s, f, perm, hosts)
+
+
+def access_published(s: Session, folder_id: str, hosts: dict[str, storage.Host]
+                     ) -> FolderAccess:
+    """A model folder published in the Model Store, as an endpoint deployed
+    from it reaches it: read only, with no permission of the caller's own
+    (who may deploy is the publication's rule, ``serving/store.py``).
+    Hidden (404) when it is gone (in the trash or purged)."""
+    f = s.get(VFolder, folder_id) if FOLDER_ID.fullmatch(folder_id) else None
+    if f is None or f.status == "trashed":
+        raise Hidden("the published model folder is gone (in the trash or purged); "
+                     "ask an admin")
+    return _reach(s, f, "ro", hosts)
+
+
+def _reach(s: Session, f: VFolder, perm: str, hosts: dict[str, storage.Host]
+           ) -> FolderAccess:
     host = host_of(hosts, f)
     root = host.folder_dir(f.id)
     if not root.is_dir():
