@@ -381,3 +381,17 @@ async def test_json_output_parses_with_exact_amounts(hg):
     assert data["slots"]["cpu"] == "0.3"
     assert re.search(r"one replica\s+cpu 0.3, mem 1 GiB",
                      (await hg("alice", "serve", "show", "exact")).out)
+
+
+async def test_call_needs_a_credential_and_a_gateway_that_answers(hg):
+    await made(hg, "cl")
+    r = await hg("alice", "serve", "call", "cl", "hello")  # a keypair opens no endpoint
+    assert r.code == 2 and "no credential for the gateway: --token" in one_line_error(r)
+    env = hg.env("alice") | {"HUBGRID_GATEWAY_URL": "http://127.0.0.1:9/",
+                             "HUBGRID_ENDPOINT_TOKEN": "hge_x"}
+    r = await hg(None, "serve", "call", "cl", "hello", env=env)
+    assert r.code == 3 and "cannot reach the gateway at http://127.0.0.1:9/" in one_line_error(r)
+    r = await hg("alice", "serve", "call", "cl", "hello", "--stream", "--json")
+    assert r.code == 2 and "--stream" in one_line_error(r)
+    r = await hg("alice", "serve", "call", "cl", "--token", "hge_x")
+    assert r.code == 2 and "say what to send" in one_line_error(r)

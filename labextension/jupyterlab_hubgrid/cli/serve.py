@@ -12,7 +12,7 @@ import argparse
 import time
 
 from ..client import ClientError
-from . import servetokens
+from . import servecall, servetokens
 from .base import EXIT_OK, EXIT_REFUSED, UsageError, command, group
 from .folders import find_folder
 from .output import safe, short_id
@@ -331,4 +331,5 @@ def register(groups, common) -> None:
     p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, help=argparse.SUPPRESS)
 
     servetokens.register(subs, common)
+    servecall.register(subs, common)
 
