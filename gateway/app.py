@@ -134,6 +134,8 @@ class Base(web.RequestHandler):
                 return self.error(503, f"endpoint {e.name!r} has no replica ready; try again "
                                   "shortly", "unavailable", "no_replica")
             self.set_status(status)
+            for k in {k for k in resp.headers if k.lower() not in DROP_RESPONSE}:
+                self.clear_header(k)  # the replica's, not tornado's defaults (text/html)
             for k, v in resp.headers.multi_items():
                 if k.lower() not in DROP_RESPONSE:
                     self.add_header(k, v)

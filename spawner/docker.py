@@ -36,7 +36,7 @@ from .gpuenv import allocation_gpus
 from .inference import InferenceDockerMixin
 from . import readiness
 from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal, engine_is_local,
-                        relay_routes)
+                        gateway_url, relay_routes)
 from .mixin import HubgridSpawnerMixin
 from .relay import RELAYS
 from .sandboxes import SANDBOXES, PoolKey, joined_mode, loop_running
@@ -375,9 +375,8 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             await SANDBOXES.remove(self.client, holder)
 
     async def _start_without_sandbox(self, error) -> None:
-        """Its holder could not be joined (stopped with its engine, removed):
-        the idle ones of that pool go, and the session starts in a namespace
-        of its own."""
+        """Its holder could not be joined (stopped with its engine, removed): the
+        idle ones of that pool go, and the session starts in a namespace of its own."""
         self.log.warning("%s: could not join network sandbox %s (%s); starting without",
                          self._log_name, self._sandbox[:12], getattr(error, "explanation", error))
         key = self._pool_key(self.egress_network or "none")
@@ -393,8 +392,9 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             self._skip_pool = False
         await super().start_object()
 
-    def _relay_routes(self):
-        return relay_routes(self.hub.api_url if self.hub else "", self.hubgrid.api_url)
+    def _relay_routes(self):  # the hub's API, the service's, the gateway (through the proxy)
+        return relay_routes(self.hub.api_url if self.hub else "", self.hubgrid.api_url,
+                            gateway_url(self.public_api_url()))
 
     async def _ensure_relay(self) -> None:
         await RELAYS.ensure(self._net.relay_socket, self._relay_routes(),

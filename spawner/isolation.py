@@ -113,11 +113,21 @@ def engine_is_local(docker_url: str) -> bool:
     return (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
 
 
-def relay_routes(hub_api_url: str, service_api_url: str) -> tuple[Route, ...]:
-    """What a session's relay carries: the hub's API (to the hub) and the
-    hubgrid API (to the service), each by its path prefix."""
+def gateway_url(api_url: str) -> str:
+    """The serving gateway beside the hubgrid API at ``api_url`` (under the
+    same proxy: ``services/hubgrid-gateway/``); "" when it is not at the hub's
+    usual ``services/hubgrid/api/v1/``."""
+    suffix = "services/hubgrid/api/v1/"
+    return api_url[:-len(suffix)] + "services/hubgrid-gateway/" if api_url.endswith(suffix) else ""
+
+
+def relay_routes(hub_api_url: str, service_api_url: str,
+                 gateway: str = "") -> tuple[Route, ...]:
+    """What a session's relay carries: the hub's API (to the hub), the
+    hubgrid API (to the service) and the serving gateway (through the hub's
+    proxy, for the Lab's Chat page), each by its path prefix."""
     routes = []
-    for url, strip in ((hub_api_url, ""), (service_api_url, "v1/")):
+    for url, strip in ((hub_api_url, ""), (service_api_url, "v1/"), (gateway, "")):
         if not url:
             continue
         parts = urlsplit(url)

@@ -384,13 +384,17 @@ class HubgridSpawnerMixin(Configurable):
                             **gpu_environment(gpus, self.gpu_sharing_mode, "host",
                                              self.gpu_enforcement())}
 
+    def public_api_url(self) -> str:
+        """``hubgrid_api_url``, or the hub's proxy's (``session_api_url``)."""
+        proxy = (getattr(self.user, "settings", None) or {}).get("proxy")
+        return self.hubgrid_api_url or session_api_url(
+            self.public_hub_url, getattr(proxy, "public_url", ""),
+            self.hub.base_url[:-len("hub/")] if self.hub else "/")
+
     def get_env(self):
         # the session's own variables, set anew for every start
         env = {**super().get_env(), **self.session_env}
-        proxy = (getattr(self.user, "settings", None) or {}).get("proxy")
-        api_url = self.hubgrid_api_url or session_api_url(
-            self.public_hub_url, getattr(proxy, "public_url", ""),
-            self.hub.base_url[:-len("hub/")] if self.hub else "/")
+        api_url = self.public_api_url()
         if api_url:
             env["HUBGRID_API_URL"] = api_url
         return env

@@ -9,6 +9,7 @@ the real service once per token within its TTL. The shared Docker hub
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import openai
@@ -129,3 +130,62 @@ def test_a_service_that_cannot_be_asked_is_a_503_asked_again_next_time():
         assert await usercred.opened(None, {"Authorization": "Bearer hge_x"}) is None
 
     asyncio.run(run())
+
+
+# -- the Lab server extension's forward (hubgrid/gateway/), as the Chat page calls it --
+
+async def test_the_lab_forwards_to_the_gateway_with_its_hub_token_and_streams(
+        chat, tmp_path, monkeypatch):
+    """A real Jupyter server with the extension (lab_fixtures), as bob's Lab:
+    ``hubgrid/gateway/`` reaches the hub's gateway with the server's token;
+    a streamed chat arrives as server-sent events."""
+    from lab_fixtures import lab_server
+
+    hub, e = chat
+    api = hub.url + "/services/hubgrid/api/v1/"  # the gateway is found beside it
+    async with lab_server(tmp_path, monkeypatch, user="bob", owner="bob", api_url=api,
+                          api_token=hub.token("bob")) as lab:
+        assert lab.app.web_app.settings["hubgrid_lab"].gateway_url == \
+            hub.url + "/services/hubgrid-gateway/"
+        resp, models = await lab.call("GET", "hubgrid/gateway/v1/models")
+        assert resp.code == 200 and e["name"] in [m["id"] for m in models["data"]]
+        resp, body = await lab.call("POST", "hubgrid/gateway/v1/chat/completions", json_body={
+            "model": e["name"], "stream": True,
+            "messages": [{"role": "user", "content": "streamed <b>words</b>"}]})
+        assert resp.code == 200, body
+        assert resp.headers["Content-Type"].startswith("text/event-stream"), (
+            dict(resp.headers), body[:300])
+        events = [line[len("data: "):] for line in body.decode().splitlines()
+                  if line.startswith("data: ")]
+        assert events[-1] == "[DONE]" and len(events) > 3
+        words = "".join(json.loads(ev)["choices"][0]["delta"].get("content") or ""
+                        for ev in events[:-1] if json.loads(ev)["choices"])
+        assert words.split() == ["echo:", "streamed", "<b>words</b>"]
+        resp, err = await lab.call("POST", "hubgrid/gateway/v1/chat/completions",
+                                   json_body={"model": "nobody-has-this", "messages": []})
+        assert resp.code == 404 and err["error"]["code"] == "model_not_found"
+    # a visitor of bob's server may not use it (the calls act as bob)
+    async with lab_server(tmp_path, monkeypatch, user="gina", owner="bob", api_url=api,
+                          api_token=hub.token("bob")) as lab:
+        resp, err = await lab.call("GET", "hubgrid/gateway/v1/models")
+        assert resp.code == 403 and "only bob" in err["message"]
+
+
+async def test_the_lab_forward_without_a_gateway_or_a_hub_token_answers_503(
+        tmp_path, monkeypatch):
+    from lab_fixtures import lab_server
+
+    async with lab_server(tmp_path, monkeypatch, owner="alice", api_token="t",
+                          api_url="http://127.0.0.1:9/elsewhere/") as lab:
+        resp, err = await lab.call("GET", "hubgrid/gateway/v1/models")
+        assert resp.code == 503 and "HUBGRID_GATEWAY_URL" in err["message"]
+    async with lab_server(tmp_path, monkeypatch, owner="alice", keypair="a:b",
+                          gateway_url="http://127.0.0.1:9/g/") as lab:
+        resp, err = await lab.call("GET", "hubgrid/gateway/v1/models")
+        assert resp.code == 503 and "hub token" in err["message"]
+    async with lab_server(tmp_path, monkeypatch, owner="alice", api_token="t",
+                          gateway_url="http://127.0.0.1:9/g/") as lab:
+        resp, err = await lab.call("GET", "hubgrid/gateway/v1/models")
+        assert resp.code == 502
+        resp, err = await lab.call("GET", "hubgrid/gateway/../api/me")
+        assert resp.code in (400, 404)

@@ -20,7 +20,7 @@ import pytest
 from aiohttp import web
 
 from spawner.isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal,
-                               engine_is_local, relay_routes)
+                               engine_is_local, gateway_url, relay_routes)
 from spawner.relay import Relays, Route, route_for
 
 SCRIPT = Path(__file__).resolve().parent.parent / "spawner" / "scripts" / "hubgrid-relay"
@@ -271,6 +271,12 @@ def test_the_relay_carries_the_hubs_api_and_the_services_api():
         Route("/jh/services/hubgrid/api/", "http://127.0.0.1:10101"))
     assert relay_routes("", "http://s:1/services/hubgrid/api/v1/") == (
         Route("/services/hubgrid/api/", "http://s:1"),)
+    # the serving gateway, through the hub's proxy, for the Lab's Chat page
+    gw = gateway_url("http://127.0.0.1:8000/jh/services/hubgrid/api/v1/")
+    assert gw == "http://127.0.0.1:8000/jh/services/hubgrid-gateway/"
+    assert relay_routes("", "http://s:1/jh/services/hubgrid/api/v1/", gw)[-1] == Route(
+        "/jh/services/hubgrid-gateway/", "http://127.0.0.1:8000")
+    assert gateway_url("http://elsewhere/api/") == ""
 
 
 @pytest.mark.parametrize("url,local", [

@@ -16,6 +16,7 @@ except ImportError:  # a source tree that was never installed
 
 from .activity import start_reporter
 from .downloads import setup_download_handlers
+from .gatewayroutes import setup_gateway_handlers
 from .hubroutes import setup_hub_route_handlers
 from .reclaimwatch import setup_reclaim_handlers
 from .routes import setup_route_handlers
@@ -41,6 +42,7 @@ def _load_jupyter_server_extension(server_app):
     setup_hub_route_handlers(server_app.web_app, parent=server_app)  # hubgrid/hub/: start, stop
     setup_reclaim_handlers(server_app.web_app, config)  # hubgrid/input, hubgrid/reclaim
     setup_download_handlers(server_app.web_app, config)  # hubgrid/download-tickets, download/
+    setup_gateway_handlers(server_app.web_app, config)  # hubgrid/gateway/: the Chat page
     start_reporter(server_app, config)  # inside a hubgrid session: kernel activity to hubgrid
     if config.api_url:
         server_app.log.info("jupyterlab_hubgrid: forwarding hubgrid/api/ to %s", config.api_url)

@@ -145,6 +145,16 @@ class HubgridLab(Configurable):
         Example: ``c.HubgridLab.reclaim_save_ahead = 60``.""",
     ).tag(config=True)
 
+    gateway_url = Unicode(
+        help="""The serving gateway the Chat page calls through
+        ``<base_url>hubgrid/gateway/`` (``gatewayroutes.py``), e.g.
+        ``http://127.0.0.1:8000/services/hubgrid-gateway/``. Default:
+        ``$HUBGRID_GATEWAY_URL``, else ``api_url`` with its
+        ``services/hubgrid/api/v1/`` replaced by ``services/hubgrid-gateway/``
+        (the hub's proxy serves both; a Docker session's relay carries both).
+        Example: ``c.HubgridLab.gateway_url = "https://hub.example.org/services/hubgrid-gateway/"``.""",
+    ).tag(config=True)
+
     _client = None
     _stream_client = None
 
@@ -171,6 +181,14 @@ class HubgridLab(Configurable):
     @default("api_url")
     def _default_api_url(self):
         return api_base(os.environ.get("HUBGRID_API_URL", ""))
+
+    @default("gateway_url")
+    def _default_gateway_url(self):
+        return api_base(os.environ.get("HUBGRID_GATEWAY_URL", "")) or gateway_of(self.api_url)
+
+    @validate("gateway_url")
+    def _check_gateway_url(self, proposal):
+        return api_base(proposal.value)
 
     @default("api_token")
     def _default_api_token(self):
@@ -222,6 +240,13 @@ def api_base(url: str) -> str:
     if urlparse(url).scheme not in ("http", "https"):
         raise TraitError(f"HubgridLab.api_url must be an http(s) URL, not {url!r}")
     return url.rstrip("/") + "/"
+
+
+def gateway_of(api_url: str) -> str:
+    """The serving gateway beside the hubgrid API at ``api_url`` ("" if it is not
+    at the hub's usual ``services/hubgrid/api/v1/``)."""
+    suffix = "services/hubgrid/api/v1/"
+    return api_url[:-len(suffix)] + "services/hubgrid-gateway/" if api_url.endswith(suffix) else ""
 
 
 def upstream_path(path: str) -> str | None:
@@ -321,7 +346,7 @@ class ForwardHandler(RefusalDrain, APIHandler):
         headers = {k: v for k in REQUEST_HEADERS if (v := self.request.headers.get(k)) is not None}
         headers["Authorization"] = self.hubgrid.authorization()
         method = self.request.method
-        stream = method == "GET" and STREAMED.fullmatch(path) is not None
+        stream = self.streams(path)
         timeout = self.hubgrid.request_timeout
         length = self.request.headers.get("Content-Length")
         if pipe is not None and length is not None:
@@ -340,6 +365,10 @@ class ForwardHandler(RefusalDrain, APIHandler):
         self._streaming = False
         return asyncio.ensure_future(
             self.hubgrid.client(stream).fetch(request, raise_error=False))
+
+    def streams(self, path: str) -> bool:
+        """Whether the answer is streamed to the browser as it comes (downloads)."""
+        return self.request.method == "GET" and STREAMED.fullmatch(path) is not None
 
     async def forward(self, path: str) -> None:
         if self._answer is not None:  # started in prepare; the body is all there
