@@ -4,6 +4,7 @@ import { dataPlugin } from './data/plugin';
 import { summarySessionsPlugin } from './sessions/plugin';
 import { reclaimGuardPlugin } from './sessions/guard';
 import { statisticsPlugin } from './statistics/plugin';
+import { chatPlugin } from './chat/plugin';
 import { adminOpsPlugin } from './admin/ops/plugin';
 import { adminPlugin } from './admin/plugin';
 
@@ -21,4 +22,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin, chatPlugin];
