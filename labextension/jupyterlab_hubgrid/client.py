@@ -473,3 +473,21 @@ class HubgridClient:
 
     def revoke_endpoint_token(self, endpoint_id: str, token_id: str) -> None:
         self.request("DELETE", f"endpoints/{_q(endpoint_id)}/tokens/{_q(token_id)}")
+
+    # --- the Model Store ----------------------------------------------------------------
+
+    def store_models(self) -> list[dict]:
+        """The published models I may see, each with its card."""
+        return self.request("GET", "model-store")
+
+    def store_model(self, model_id: str) -> dict:
+        return self.request("GET", f"model-store/{_q(model_id)}")
+
+    def check_store_model(self, model_id: str, body: Mapping) -> dict:
+        """The checks of a deploy, nothing written: {ok, problems, warnings, endpoint}."""
+        return self.request("POST", f"model-store/{_q(model_id)}/check", json_body=body)
+
+    def deploy_store_model(self, model_id: str, body: Mapping) -> dict:
+        """Deploy as an endpoint of mine (``project``, ``resource_group``,
+        ``name``, ``replicas``): the endpoint."""
+        return self.request("POST", f"model-store/{_q(model_id)}/deploy", json_body=body)

@@ -12,26 +12,18 @@ import argparse
 import time
 
 from ..client import ClientError
-from . import servecall, servetokens
+from . import servecall, servestore, servetokens
 from .base import EXIT_OK, EXIT_REFUSED, UsageError, command, group
 from .folders import find_folder
 from .output import safe, short_id
-from .serveview import (COMPARATORS, find_endpoint, gateway_of, gateway_root, problem_lines,
-                        render_endpoint, render_list, render_validation,
-                        rule_text)
+from .serveview import (COMPARATORS, emit_created, find_endpoint, problem_lines,
+                        render_endpoint, render_list, render_validation, rule_text,
+                        with_gateway)
 from .sessions import FOLLOW_INTERVAL, chosen_project, show_log, size_argument, tail_argument
 
 #: how often ``delete`` asks whether the endpoint is gone
 WAIT_INTERVAL = 1.0
 METRICS = ("requests_per_second", "in_flight")
-
-
-def with_gateway(ctx, e: dict, listed: list[dict] | None = None) -> dict:
-    """The endpoint with ``gateway``: its URL, the OpenAI base URL, the model."""
-    if listed is None:
-        listed = ctx.client.endpoints()
-    root = gateway_root(ctx.env, ctx.client.settings.api_url)
-    return {**e, "gateway": gateway_of(e, root, listed)}
 
 
 def ls(ctx, args) -> None:
@@ -93,18 +85,7 @@ def create(ctx, args) -> int:
             for line in problem_lines(checked):
                 ctx.note(f"  {line}")
         return EXIT_REFUSED
-    e = with_gateway(ctx, client.create_endpoint(body))
-    if not ctx.json:
-        for line in problem_lines(e):  # the create's own warnings
-            ctx.note(line)
-    ctx.emit(e, lambda e: "\n".join([
-        f"created endpoint {safe(e['name'])} ({e['id']}) in {safe(e['project'])}: "
-        f"{e['replicas']} replica(s) of {safe(e['image'])}, {safe(e['state'])}",
-        f"URL: {safe(e['gateway']['url'])}",
-        f"OpenAI base URL: {safe(e['gateway']['openai_base_url'])} "
-        f"(model {safe(e['gateway']['model'])})",
-        f"follow it with 'hubgrid serve show {safe(e['name'])}'; make a token with "
-        f"'hubgrid serve token create {safe(e['name'])}'"]))
+    emit_created(ctx, with_gateway(ctx, client.create_endpoint(body)))
     return EXIT_OK
 
 
@@ -332,4 +313,5 @@ def register(groups, common) -> None:
 
     servetokens.register(subs, common)
     servecall.register(subs, common)
+    servestore.register(subs, common)
 

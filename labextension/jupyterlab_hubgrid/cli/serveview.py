@@ -88,6 +88,29 @@ def gateway_of(e: dict, root: str | None, listed: list[dict]) -> dict:
             "model": model_id(e, listed)}
 
 
+def with_gateway(ctx, e: dict, listed: list[dict] | None = None) -> dict:
+    """The endpoint with ``gateway``: its URL, the OpenAI base URL, the model."""
+    if listed is None:
+        listed = ctx.client.endpoints()
+    root = gateway_root(ctx.env, ctx.client.settings.api_url)
+    return {**e, "gateway": gateway_of(e, root, listed)}
+
+
+def emit_created(ctx, e: dict) -> None:
+    """A new endpoint (``with_gateway``): its warnings on stderr, then what it is."""
+    if not ctx.json:
+        for line in problem_lines(e):  # the create's own warnings
+            ctx.note(line)
+    ctx.emit(e, lambda e: "\n".join([
+        f"created endpoint {safe(e['name'])} ({e['id']}) in {safe(e['project'])}: "
+        f"{e['replicas']} replica(s) of {safe(e['image'])}, {safe(e['state'])}",
+        f"URL: {safe(e['gateway']['url'])}",
+        f"OpenAI base URL: {safe(e['gateway']['openai_base_url'])} "
+        f"(model {safe(e['gateway']['model'])})",
+        f"follow it with 'hubgrid serve show {safe(e['name'])}'; make a token with "
+        f"'hubgrid serve token create {safe(e['name'])}'"]))
+
+
 # --- words ----------------------------------------------------------------------------
 
 def slots_text(slots: Mapping | None) -> str:
