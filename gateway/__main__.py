@@ -4,7 +4,9 @@ Environment (hub_ext/config.py sets it): ``JUPYTERHUB_SERVICE_URL`` (where
 to listen), ``JUPYTERHUB_SERVICE_PREFIX``, ``HUBGRID_API_URL`` (the
 service's API), ``HUBGRID_INTERNAL_TOKEN``, ``HUBGRID_GATEWAY_RUN_DIR``
 (haproxy's configuration and sockets; default ./gateway-run),
-``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2). It exits when the
+``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2),
+``HUBGRID_GATEWAY_COLD_START_TIMEOUT`` (how long a call waits for a replica
+of an endpoint that is starting or woken from zero; seconds, default 180). It exits when the
 hub that started it is gone (``HUBGRID_GATEWAY_EXIT_WITH_PARENT=0``: not),
 and haproxy with it.
 """
@@ -20,6 +22,7 @@ from urllib.parse import urlparse
 
 from .app import State, make_app
 from .balancer import Balancer
+from .coldstart import Hold
 from .sync import Sync
 
 
@@ -33,6 +36,8 @@ async def main() -> None:
     state = State(balancer.socket_of)
     sync = Sync(os.environ["HUBGRID_API_URL"], os.environ["HUBGRID_INTERNAL_TOKEN"], balancer,
                 state, float(os.environ.get("HUBGRID_GATEWAY_SYNC_INTERVAL", "2")))
+    state.hold = Hold(lambda: state.table, lambda: state.changed, sync.ask_wake, sync.nudge,
+                      float(os.environ.get("HUBGRID_GATEWAY_COLD_START_TIMEOUT", "180")))
     server = make_app(prefix, state).listen(url.port or 80, url.hostname or "127.0.0.1",
                                             xheaders=True)
     sync.start()

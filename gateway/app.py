@@ -17,6 +17,7 @@ per endpoint and outcome (``Counts``), for the service's metrics.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import time
@@ -27,6 +28,7 @@ from tornado import web
 
 from . import access, usercred
 from .access import Refusal
+from .coldstart import Hold, Unavailable
 from .table import EMPTY, Endpoint, Table
 
 #: request headers not passed on (hop-by-hop, and the caller's credentials)
@@ -67,12 +69,19 @@ class Counts:
 class State:
     """What the handlers share: the table, the balancer's sockets, clients."""
 
-    def __init__(self, socket_of):
+    def __init__(self, socket_of, hold: Hold | None = None):
         self.table: Table = EMPTY
         self.socket_of = socket_of
         self.counts = Counts()
         self.clients: dict[str, httpx.AsyncClient] = {}
         self.users = usercred.UserCreds.from_env()  # Lab users' hub tokens
+        self.changed = asyncio.Event()  # set when the next table is in
+        self.hold = hold or Hold(lambda: self.table, lambda: self.changed,
+                                 self._no_wake, lambda: None, timeout=0)
+
+    @staticmethod
+    async def _no_wake(endpoint_id: str) -> None:
+        raise Unavailable("the endpoint is scaled to zero", "scaled_to_zero")
 
     def client(self, endpoint_id: str) -> httpx.AsyncClient:
         c = self.clients.get(endpoint_id)
@@ -85,6 +94,8 @@ class State:
 
     async def set_table(self, table: Table) -> None:
         self.table = table
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
         for gone in set(self.clients) - set(table.endpoints):
             await self.clients.pop(gone).aclose()
 
@@ -113,8 +124,31 @@ class Base(web.RequestHandler):
         """What a presented hub token opens (usercred.py); None without one."""
         return await usercred.opened(self.state.users, self.request.headers)
 
-    async def forward(self, e: Endpoint, path: str, body: bytes) -> None:
+    async def call(self, e: Endpoint, path: str, body: bytes | dict) -> None:
+        """Forward to ``e``, held while it has no replica ready (coldstart.py).
+        A dict ``body`` is an OpenAI call's: its ``model`` becomes the name the
+        replicas serve (known once one is routed)."""
         started = time.monotonic()
+        hold = self.state.hold
+        deadline = started + hold.timeout
+        while True:
+            try:
+                e = await hold.ready(e.id, deadline)
+            except Unavailable as u:
+                self.state.counts.add(e.id, 503, time.monotonic() - started)
+                return self.error(503, u.message, "unavailable", u.code)
+            if isinstance(body, dict):
+                data = json.dumps({**body, "model": e.models[0]} if e.models else body).encode()
+            else:
+                data = body
+            if await self.forward(e, path, data, started, time.monotonic() < deadline):
+                return
+            await asyncio.sleep(0.2)  # haproxy's first probe of a new replica
+
+    async def forward(self, e: Endpoint, path: str, body: bytes, started: float,
+                      again: bool = False) -> bool:
+        """One try; False (nothing written, nothing counted) when no replica was
+        ready and ``again`` says the call may wait for one."""
         status = 502
         headers = {k: v for k, v in self.request.headers.items() if k.lower() not in DROP_REQUEST}
         query = ("?" + self.request.query) if self.request.query else ""
@@ -125,14 +159,20 @@ class Base(web.RequestHandler):
             resp = await client.send(req, stream=True)
         except httpx.HTTPError as ex:
             self.state.counts.add(e.id, status, time.monotonic() - started)
-            return self.error(502, f"endpoint {e.name!r} cannot be reached: {type(ex).__name__}",
-                              "unavailable", "unreachable")
+            self.error(502, f"endpoint {e.name!r} cannot be reached: {type(ex).__name__}",
+                       "unavailable", "unreachable")
+            return True
+        counted = True
         try:
             status = resp.status_code
             if resp.headers.get("x-hubgrid-no-replica"):
                 await resp.aread()
-                return self.error(503, f"endpoint {e.name!r} has no replica ready; try again "
-                                  "shortly", "unavailable", "no_replica")
+                if again:
+                    counted = False
+                    return False
+                self.error(503, f"endpoint {e.name!r} has no replica ready; try again "
+                           "shortly", "unavailable", "no_replica")
+                return True
             self.set_status(status)
             for k in {k for k in resp.headers if k.lower() not in DROP_RESPONSE}:
                 self.clear_header(k)  # the replica's, not tornado's defaults (text/html)
@@ -146,12 +186,15 @@ class Base(web.RequestHandler):
         except httpx.HTTPError:
             if not self._headers_written:
                 status = 502
-                return self.error(502, f"endpoint {e.name!r} broke off its answer",
-                                  "unavailable", "broken")
+                self.error(502, f"endpoint {e.name!r} broke off its answer",
+                           "unavailable", "broken")
+                return True
             self.finish()
         finally:
             await resp.aclose()
-            self.state.counts.add(e.id, status, time.monotonic() - started)
+            if counted:
+                self.state.counts.add(e.id, status, time.monotonic() - started)
+        return True
 
 
 class EndpointHandler(Base):
@@ -165,7 +208,7 @@ class EndpointHandler(Base):
             return self.error(r.status, r.message, "authentication_error" if r.status == 401
                               else "permission_error" if r.status == 403 else
                               "invalid_request_error")
-        await self.forward(e, path or "/", self.request.body)
+        await self.call(e, path or "/", self.request.body)
 
     get = post = put = patch = delete = head = options = _any
 
@@ -203,9 +246,7 @@ class OpenAIHandler(Base):
             return self.error(r.status, r.message, "authentication_error" if r.status == 401
                               else "invalid_request_error",
                               "model_not_found" if r.status == 404 else None)
-        if e.models:
-            body["model"] = e.models[0]
-        await self.forward(e, "/v1/" + route, json.dumps(body).encode())
+        await self.call(e, "/v1/" + route, body)
 
 
 class HealthHandler(Base):

@@ -6,6 +6,10 @@ handlers; and reports back what it saw (``POST serving/report``): each
 replica's health as haproxy's probes judge it, and the calls counted per
 endpoint since the last report. A service that cannot be reached leaves
 the last table in force (calls keep flowing to the replicas known).
+
+While calls are held for a cold start (gateway/coldstart.py) it syncs every
+half second, and at once after asking the service to wake an endpoint
+(``POST serving/wake``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import httpx
 from . import table as tablelib
 from .app import State
 from .balancer import Balancer
+from .coldstart import Unavailable
 
 log = logging.getLogger("hubgrid.gateway")
 
@@ -54,6 +59,27 @@ class Sync:
             self.state.counts.give_back(calls)  # counted again in the next report
             raise
 
+    async def ask_wake(self, endpoint_id: str) -> None:
+        """Ask the service for a replica of an endpoint at zero; Unavailable
+        with the service's reason when it refuses or cannot be reached."""
+        try:
+            r = await self.http.post(self.api_url + "internal/serving/wake", headers=self.headers,
+                                     json={"endpoint": endpoint_id})
+        except httpx.HTTPError as e:
+            raise Unavailable("the service cannot be reached to start a replica "
+                              f"({type(e).__name__})", "unavailable") from None
+        if r.status_code == 200:
+            return
+        try:
+            message = str(r.json().get("message") or "")
+        except ValueError:
+            message = ""
+        raise Unavailable(message or f"the service did not start a replica ({r.status_code})",
+                          "scaled_to_zero" if r.status_code == 409 else "unavailable")
+
+    def nudge(self) -> None:
+        self.wake.set()
+
     async def _loop(self) -> None:
         while True:
             try:
@@ -61,7 +87,8 @@ class Sync:
             except Exception as e:  # noqa: BLE001 - keep serving the last table
                 log.warning("gateway: cannot sync with the service: %s", e)
             try:
-                await asyncio.wait_for(self.wake.wait(), self.interval)
+                pace = min(self.interval, 0.5) if self.state.hold.waiting else self.interval
+                await asyncio.wait_for(self.wake.wait(), pace)
             except asyncio.TimeoutError:
                 pass
             self.wake.clear()

@@ -3,6 +3,7 @@
 The service's ``GET serving/routes`` (internal token) answers::
 
     {"endpoints": [{"id", "name", "domain", "project", "public",
+                    "state", "state_reason", "replicas_wanted", "wake",
                     "models": ["served model name", ...],
                     "health": {"path", "interval", "max_retries", "expected_status"},
                     "replicas": [{"name", "target"}],   # "unix:/path" or "host:port"
@@ -36,6 +37,10 @@ class Endpoint:
     public: bool
     models: tuple[str, ...]
     route: Route
+    state: str = "running"
+    state_reason: str = ""
+    wanted: int = 1  # the replicas it asks for
+    wake: bool = False  # a call may start it from zero (gateway/coldstart.py)
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,9 @@ def read(doc: dict) -> Table:
         endpoints[route.endpoint_id] = Endpoint(
             id=route.endpoint_id, name=str(e["name"]), domain=str(e["domain"]),
             project=str(e["project"]), public=bool(e.get("public")),
-            models=tuple(str(m) for m in e.get("models") or ()), route=route)
+            models=tuple(str(m) for m in e.get("models") or ()), route=route,
+            state=str(e.get("state") or "running"), state_reason=str(e.get("state_reason") or ""),
+            wanted=int(e.get("replicas_wanted", 1)), wake=bool(e.get("wake")))
         for t in e.get("tokens") or ():
             tokens[str(t["sha256"])] = Token(str(t["id"]), route.endpoint_id,
                                             _time(str(t["expires_at"])))

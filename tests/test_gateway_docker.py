@@ -15,36 +15,22 @@ import openai
 import pytest
 import requests
 
-from docker_fixtures import HOSTS, require_image
 from hub_fixtures import _ok
 from session_fixtures import eventually
-from test_replicas_docker import INFERENCE, REPO, _model_files, endpoint, until_state
+from serving_fixtures import INFERENCE
+from test_replicas_docker import endpoint, until_state
 
 GATEWAY = "/services/hubgrid-gateway/"
 TEXTS = ["A man is playing a guitar.", "Someone plays an instrument."]
 
 
 @pytest.fixture(scope="module")
-def served(dock):
-    """Group ``gw`` (inference only) on the first engine, bob's folder with
-    the real model, and an endpoint of two replicas running, with a token."""
-    client = require_image(HOSTS[0], INFERENCE)
-    hub = dock.hub
-    _ok(hub.call("POST", "resource-groups", "admin",
-                 json={"name": "gw", "session_types": ["inference"]}), 201)
-    _ok(hub.call("PUT", "resource-groups/gw/grants", "admin", json={"domain": "acme"}), 201)
-    _ok(hub.call("POST", "nodes", "admin", json={
-        "name": "gw-a", "resource_group": "gw", "backend_url": HOSTS[0],
-        "capacity": {"cpu": "4", "mem": "8G"}}), 201)
-    _ok(hub.call("POST", "images/scan", "admin"), 200)
-    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "minilm-gw"}), 201)["id"]
-    files = {"model-definition.yaml":
-             (REPO / "examples/models/all-minilm-l6-v2/model-definition.yaml").read_bytes(),
-             **_model_files(client)}
-    for name, data in files.items():
-        _ok(hub.call("PUT", f"vfolders/{folder}/upload?path={name}", "bob", data=data), 201)
+def served(serving):
+    """An endpoint of two replicas of the real model running in the shared
+    group ``serve``, with a token."""
+    dock, hub, folder = serving.dock, serving.hub, serving.minilm
     e = _ok(hub.call("POST", "endpoints", "bob", json={
-        "name": "emb", "project": "ml", "resource_group": "gw", "image": INFERENCE,
+        "name": "emb", "project": "ml", "resource_group": "serve", "image": INFERENCE,
         "model_folder": folder, "slots": {"cpu": "0.5", "mem": "512M"}, "replicas": 2}), 201)
     token = _ok(hub.call("POST", f"endpoints/{e['id']}/tokens", "bob",
                          json={"expires_in_days": 1}), 201)
@@ -118,7 +104,7 @@ def test_tokens_wrong_revoked_or_of_another_endpoint_are_refused(served):
     assert r.status_code == 401 and "unknown or revoked" in r.json()["error"]["message"]
     # a token of another endpoint (no replica needed) opens only its own
     other = _ok(hub.call("POST", "endpoints", "bob", json={
-        "name": "other", "project": "ml", "resource_group": "gw", "image": INFERENCE,
+        "name": "other", "project": "ml", "resource_group": "serve", "image": INFERENCE,
         "model_folder": e["model_folder"]["id"], "slots": {"cpu": "0.5", "mem": "512M"},
         "replicas": 0}), 201)
     theirs = _ok(hub.call("POST", f"endpoints/{other['id']}/tokens", "bob",

@@ -15,57 +15,23 @@ import io
 import math
 import os
 import signal
-import tarfile
 from pathlib import Path
 
 import httpx
 import pytest
 import requests
 
-from docker_fixtures import HOSTS, require_image
+from docker_fixtures import HOSTS
 from hub_fixtures import _ok
 from session_fixtures import allocations, eventually
+from serving_fixtures import INFERENCE, REPO
 
-REPO = Path(__file__).resolve().parent.parent
-INFERENCE = "hubgrid/inference:latest"
-MODEL_FILES = "/opt/hubgrid/models/all-minilm-l6-v2"
 SOCKETS = "/run/hubgrid/sessions"
 
-
-def _model_files(client) -> dict[str, bytes]:
-    """model.onnx and tokenizer.json out of the image (as the example's README does)."""
-    cid = client.create_container(INFERENCE, command=["true"])["Id"]
-    try:
-        stream, _ = client.get_archive(cid, MODEL_FILES + "/.")
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-            return {Path(m.name).name: tar.extractfile(m).read() for m in tar.getmembers()
-                    if m.isfile() and Path(m.name).name in ("model.onnx", "tokenizer.json")}
-    finally:
-        client.remove_container(cid, force=True)
-
-
 @pytest.fixture(scope="module")
-def serve(dock):
-    """Group ``serve`` (inference only) with a node on the first engine, the
-    inference image registered, and bob's model folder with the real model."""
-    client = require_image(HOSTS[0], INFERENCE)
-    hub = dock.hub
-    _ok(hub.call("POST", "resource-groups", "admin",
-                 json={"name": "serve", "session_types": ["inference"]}), 201)
-    _ok(hub.call("PUT", "resource-groups/serve/grants", "admin", json={"domain": "acme"}), 201)
-    _ok(hub.call("POST", "nodes", "admin", json={
-        "name": "serve-a", "resource_group": "serve", "backend_url": HOSTS[0],
-        "capacity": {"cpu": "4", "mem": "8G"}}), 201)
-    _ok(hub.call("POST", "images/scan", "admin"), 200)  # the image as built now
-    image = _ok(hub.call("GET", f"images/{INFERENCE.replace('/', '%2F')}", "admin"), 200)
-    assert image["labels"]["ai.hubgrid.inference.unix-socket"] == "1"
-    folder = _ok(hub.call("POST", "vfolders", "bob", json={"name": "minilm"}), 201)["id"]
-    files = {"model-definition.yaml":
-             (REPO / "examples/models/all-minilm-l6-v2/model-definition.yaml").read_bytes(),
-             **_model_files(client)}
-    for name, data in files.items():
-        _ok(hub.call("PUT", f"vfolders/{folder}/upload?path={name}", "bob", data=data), 201)
-    return dock, folder
+def serve(serving):
+    """The shared group ``serve`` and bob's folder with the real model."""
+    return serving.dock, serving.minilm
 
 
 def endpoint(hub, eid: str) -> dict | None:

@@ -230,3 +230,44 @@ async def test_quiet_scales_in_after_the_cooldown(env):  # noqa: F811
     await report_calls(env, ep["id"], 0)
     got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
     assert got["replicas"] == 1 and got["scaling_events"][-1]["outcome"] == "cooldown"
+
+
+async def test_a_call_wakes_an_endpoint_its_rules_scaled_to_zero(env):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=1))
+    path = f"endpoints/{ep['id']}"
+    rule = {"metric": "requests_per_second", "comparator": "lt", "threshold": "1", "step": -1,
+            "cooldown": 0, "min_replicas": 0, "max_replicas": 2}
+
+    def row(table):
+        return [e for e in table["endpoints"] if e["id"] == ep["id"]][0]
+
+    # at zero by hand, no rule allows zero: not woken (409 with why), not wakeable
+    await env.ok("PATCH", path, "alice", 200, {"replicas": 0})
+    got = row(await env.ok("GET", "internal/serving/routes", "internal", 200))
+    assert (got["replicas_wanted"], got["wake"]) == (0, False)
+    r, data = await env.call("POST", "internal/serving/wake", "internal",
+                             json_body={"endpoint": ep["id"]})
+    assert r.code == 409 and "no autoscaling rule" in data["message"]
+    assert (await env.ok("GET", path, "alice", 200))["replicas"] == 0
+    # a rule that allows zero: the table says a call may wake it
+    await env.ok("PATCH", path, "alice", 200, {"autoscaling": [rule]})
+    got = row(await env.ok("GET", "internal/serving/routes", "internal", 200))
+    assert (got["replicas_wanted"], got["wake"], got["state"]) == (0, True, "provisioning")
+    woken = await env.ok("POST", "internal/serving/wake", "internal", 200,
+                         {"endpoint": ep["id"]})
+    assert woken == {"replicas": 1, "woken": True}
+    got = await env.ok("GET", path, "alice", 200)
+    assert got["replicas"] == 1
+    wake = got["scaling_events"][-1]
+    assert (wake["outcome"], wake["rule"], wake["replicas_before"], wake["replicas_after"]) == (
+        "wake", None, 0, 1) and "cold start" in wake["reason"]
+    # a second call's wake changes nothing
+    assert await env.ok("POST", "internal/serving/wake", "internal", 200,
+                        {"endpoint": ep["id"]}) == {"replicas": 1, "woken": False}
+    assert len((await env.ok("GET", path, "alice", 200))["scaling_events"]) == 1
+    assert row(await env.ok("GET", "internal/serving/routes", "internal", 200))["wake"] is False
+    # an endpoint that is gone, or was never: 404; only the internal token wakes
+    await env.ok("POST", "internal/serving/wake", "internal", 404, {"endpoint": "9" * 32})
+    for user in ("alice", "root"):
+        await env.ok("POST", "internal/serving/wake", user, 401, {"endpoint": ep["id"]})
+    await env.ok("POST", "internal/serving/wake", "internal", 422, {"endpoint": 7})

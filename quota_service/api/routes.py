@@ -43,6 +43,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"internal/spawn-choices/{USER}", internal.SpawnChoicesHandler),
     (r"internal/serving/routes", servingroutes.RoutesHandler),
     (r"internal/serving/report", servingroutes.ReportHandler),
+    (r"internal/serving/wake", servingroutes.WakeHandler),
     (r"internal/allocations", internal.InternalAllocationsHandler),
     (rf"internal/allocations/{ALLOCATION}", internal.InternalAllocationHandler),
     (rf"internal/allocations/{ALLOCATION}/logs", internal.InternalLogHandler),

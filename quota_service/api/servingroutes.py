@@ -37,6 +37,10 @@ class GatewayReport(Body):
     calls: list[CallsReport] = Field(default_factory=list, max_length=100_000)
 
 
+class WakeBody(Body):
+    endpoint: StrictStr = Field(max_length=32)
+
+
 class RoutesHandler(APIHandler):
     """The endpoints the gateway serves, their routed replicas and tokens' hashes."""
 
@@ -65,3 +69,19 @@ class ReportHandler(APIHandler):
         if await self.db(lambda s: scaling.apply(s, measures, now)):
             self.serve_soon()
         self.no_content()
+
+
+class WakeHandler(APIHandler):
+    """A call came to an endpoint scaled to zero: start one replica (a cold start)."""
+
+    caller_kind = "internal"
+    bodies = {"post": WakeBody}
+
+    async def post(self):
+        """Start one replica of an endpoint its rules scaled to zero (scaling.wake)."""
+        body = parse(WakeBody, self.json_body())
+        now = self.now()
+        out = await self.db(lambda s: scaling.wake(s, body.endpoint, now))
+        if out["woken"]:
+            self.serve_soon()
+        self.finish_json(out)

@@ -10,7 +10,9 @@ Every endpoint that is not being deleted, with:
   into the replica's ``service``);
 - the names its replicas serve (``models``);
 - its active tokens, as SHA-256 only (revoked or expired ones are left out:
-  the gateway refuses what it does not find).
+  the gateway refuses what it does not find);
+- its state and the replicas it wants, and whether a call may wake it from
+  zero (``wake``: scaling.may_wake), for the gateway's cold start.
 
 The gateway gets this with the internal token only; nothing here is a
 secret a caller could use.
@@ -27,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from ..core.models import Allocation, Endpoint, EndpointToken, Project
 from ..core.orm import aware, iso
+from . import scaling
 
 DEFAULT_HEALTH = {"path": "/health", "interval": 10, "max_retries": 3, "expected_status": 200}
 
@@ -71,6 +74,8 @@ def table(s: Session, now: dt.datetime) -> dict:
         out.append({
             "id": e.id, "name": e.name, "domain": project.domain.name,
             "project": project.name, "public": bool(e.public),
+            "state": e.state, "state_reason": e.state_reason or "",
+            "replicas_wanted": e.replicas, "wake": scaling.may_wake(e),
             "models": sorted({svc["model"] for svc in services if svc.get("model")}),
             "health": health_of(services[0]) if services else dict(DEFAULT_HEALTH),
             "replicas": [{"name": a.server_name, "target": svc["target"]}

@@ -10,6 +10,13 @@ cooldown counts from now). Every decision but "idle" is recorded on the
 endpoint (``scaling_events``, the last 20): scaled, clamped to a bound,
 refused at a bound, held by the cooldown; a refusal repeated pass after pass
 is one event with its count, first and last time and latest reason.
+
+An endpoint whose rules allow zero replicas (a rule's ``min_replicas`` is 0)
+is scaled to zero like any other step; the next call through the gateway
+wakes it (``wake``: one replica at once, whatever the cooldown, recorded as
+a ``wake`` event), and the gateway holds that call until the replica serves
+(gateway/coldstart.py). An endpoint set to zero replicas by hand, with no
+such rule, is not woken: its calls are refused with why.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from . import autoscale
 from .autoscale import Rule, RuleError
-from ..core.errors import Invalid
+from ..core.errors import Conflict, Hidden, Invalid
 from ..core.models import Endpoint
 from ..core.orm import aware
 
@@ -90,3 +97,28 @@ def apply(s: Session, measures: dict[str, dict], now: dt.datetime) -> list[str]:
         if judge(e, measures.get(e.id, {}), now):
             out.append(e.id)
     return out
+
+
+def may_wake(e: Endpoint) -> bool:
+    """Whether a call may start ``e`` from zero: it is at zero and one of its
+    rules allows zero replicas (scale to zero is on)."""
+    return (e.replicas == 0 and e.state != "terminating"
+            and any(int(r.get("min_replicas", 1)) == 0 for r in e.autoscaling or ()))
+
+
+def wake(s: Session, endpoint_id: str, now: dt.datetime) -> dict:
+    """A call came to ``endpoint_id`` through the gateway: at zero, one replica
+    now (``autoscale.wake``), recorded; with replicas already, nothing. Hidden
+    (404) when it is gone; Conflict when it is at zero by hand."""
+    e = s.get(Endpoint, endpoint_id, with_for_update=True)
+    if e is None or e.state == "terminating":
+        raise Hidden("no such endpoint")
+    if e.replicas > 0:
+        return {"replicas": e.replicas, "woken": False}
+    if not may_wake(e):
+        raise Conflict(f"endpoint {e.name!r} is scaled to zero and no autoscaling rule of it "
+                       "allows zero replicas: its owner or an admin must scale it up")
+    d = autoscale.wake(0, 1)
+    e.scaling_events = record(list(e.scaling_events or []), None, d, 0, now)
+    e.replicas, e.desired_at = d.replicas, now
+    return {"replicas": e.replicas, "woken": True}
