@@ -227,8 +227,13 @@ class SlurmJobSpawner(SlurmSpawner):
                 raise SpawnException(f"Slurm job {self.job_id} ended before its server started",
                                      reason="backend")
             await asyncio.sleep(self.startup_poll_interval)
+        await self.job_running()
         host = self.state_gethost() if self.job_ip == "0.0.0.0" else self.job_ip
         return host, self.port
+
+    async def job_running(self) -> None:
+        """Once the job runs, before start() returns (a replica waits for its
+        server here: spawner/slurmreplica.py)."""
 
 
 class HubgridSlurmSpawner(InferenceSlurmMixin, HubgridSpawnerMixin, SlurmJobSpawner):

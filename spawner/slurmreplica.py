@@ -30,15 +30,19 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
+from batchspawner import JobStatus
 from jupyterhub.spawner import SpawnException
 from traitlets import List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from . import readiness
 from .inference import replica_command, replica_environment
 from .isolation import SERVER_SOCKET, check_root
 
 REPLICA_SCRIPT = Path(__file__).parent / "scripts" / "hubgrid-replica"
 MODELS = "/models"
+#: how often a starting replica's socket is asked (seconds)
+REPLICA_POLL = 0.25
 
 
 class InferenceSlurmMixin(Configurable):
@@ -125,6 +129,37 @@ class InferenceSlurmMixin(Configurable):
         if self.serving:
             return f"exec python3 -I {REPLICA_SCRIPT}"
         return super().cmd_formatted_for_batch()
+
+    async def job_running(self) -> None:
+        """A replica's job runs: wait until its server answers on the socket
+        (the hub's own check), so that a job that ends first fails the start
+        with the reason from its log (the endpoint shows it)."""
+        await super().job_running()
+        if not self.serving:
+            return
+        base = self.server.base_url if self.server is not None else "/"
+        url = "http+unix://" + quote(self._replica_socket, safe="") + base + "api"
+        try:
+            await readiness.until_answering(url, interval=REPLICA_POLL,
+                                            timeout=max(self.http_timeout, 1),
+                                            exit_code=self._job_ended)
+        except readiness.ServerExited:
+            last = await self._last_log_line()
+            raise SpawnException("the replica's job ended before its server answered"
+                                 + (f": {last}" if last else ""), reason="backend",
+                                 status_code=500) from None
+
+    async def _job_ended(self) -> int | None:
+        status = await self.query_job_status()
+        return None if status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.UNKNOWN) else 1
+
+    async def _last_log_line(self) -> str:
+        try:
+            text = (await self.session_log(0)).decode(errors="replace")
+        except (OSError, RuntimeError, SpawnException):
+            return ""
+        lines = [x.strip() for x in text.splitlines() if x.strip()]
+        return lines[-1][:300] if lines else ""
 
     async def start(self):
         result = await super().start()

@@ -21,7 +21,7 @@ import requests
 
 from hub_fixtures import _ok, require
 from session_fixtures import allocations, eventually, hub_log
-from slurm_fixtures import jobs, new_user
+from slurm_fixtures import PARTITION, jobs, new_user
 
 GATEWAY = "/services/hubgrid-gateway/"
 #: a registry entry for the nodes' model servers (no container on Slurm):
@@ -99,6 +99,14 @@ def until_state(hub, user, eid, state, serving, timeout=180) -> dict:
     return found
 
 
+def healthy(hub, user, eid, up: int) -> dict | None:
+    def check():
+        h = (endpoint(hub, user, eid) or {}).get("health") or {}
+        ok = (h.get("status"), h.get("replicas_up"), h.get("reachable")) == ("healthy", up, True)
+        return h if ok and {r["check"] for r in h["replicas"]} == {"L7OK"} else None
+    return eventually(check, timeout=60, interval=0.5)
+
+
 def replica_allocations(hub, user, eid) -> list[dict]:
     return [a for a in allocations(hub, user, "allocated") if a.get("endpoint") == eid]
 
@@ -131,7 +139,9 @@ def test_a_slurm_endpoint_serves_heals_scales_and_goes(slurm_serving):
     running_jobs = jobs(f"hubgrid-{user}")
     assert sorted(j["comment"] for j in running_jobs) == sorted(
         f"hubgrid-allocation={a['id']}" for a in held)
-    assert {j["state"] for j in running_jobs} == {"RUNNING"}
+    # accounted like any Slurm session: the group's partition, whole CPUs, the memory
+    assert {(j["state"], j["partition"], j["cpus"], j["memory"]) for j in running_jobs} == {
+        ("RUNNING", PARTITION, "1", "256M")}
     for a in held:  # its socket, where the gateway's haproxy connects
         assert os.path.exists(f"{SOCKETS}/{a['id']}/jupyter.sock")
 
@@ -148,6 +158,8 @@ def test_a_slurm_endpoint_serves_heals_scales_and_goes(slurm_serving):
                          json={"expires_in_days": 1}), 201)["token"]
     assert eventually(lambda: answers(hub, token, "hello slurm"), timeout=60, interval=0.5), \
         chat(hub, token, "hello slurm").text
+    # the gateway's haproxy probes both sockets as the definition says
+    assert healthy(hub, user, eid, 2), endpoint(hub, user, eid)["health"]
 
     # a cancelled job: the controller starts another under the same name
     killed = held[0]
@@ -193,7 +205,10 @@ def test_a_replica_whose_command_is_missing_fails_the_endpoint_with_its_reason(s
         "model_folder": folder, "slots": {"cpu": "0.5", "mem": "256M"}, "replicas": 1}), 201)["id"]
     try:
         failed = until_state(hub, user, eid, "failed", 0)
-        assert failed["state_reason"].startswith("a replica failed to start"), failed
+        # the job's own last word: the shell's, on the command it could not run
+        assert failed["state_reason"].startswith(
+            "a replica failed to start: the replica's job ended before its server answered: "
+            "/bin/sh: 1: exec: no-such-server: "), failed
         assert eventually(lambda: jobs(f"hubgrid-{user}") == [], timeout=60)
         assert replica_allocations(hub, user, eid) == []
     finally:
