@@ -7,6 +7,7 @@ import { statisticsPlugin } from './statistics/plugin';
 import { chatPlugin } from './chat/plugin';
 import { adminOpsPlugin } from './admin/ops/plugin';
 import { adminPlugin } from './admin/plugin';
+import { modelStorePlugin } from './modelstore/plugin';
 
 /**
  * The extension's own plugin: says it is active (the Summary, Sessions and
@@ -22,4 +23,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin, chatPlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin, chatPlugin, modelStorePlugin];
