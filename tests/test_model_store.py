@@ -103,13 +103,13 @@ async def test_a_superadmin_publishes_to_every_domain_with_the_card_and_slots_of
     entry = await env.publish("root")
     assert entry["domain"] is None and entry["image"] == IMAGE
     assert entry["published_by"] == "root" and entry["published_at"]
-    # min_resource: cpu 0.5, mem 128M
-    assert entry["slots"] == {"cpu": "0.5", "mem": str(128 * 2**20)}
+    # min_resource: cpu 0.5, mem 256M
+    assert entry["slots"] == {"cpu": "0.5", "mem": str(256 * 2**20)}
     card = entry["card"]
     assert card["title"] == "Echo chat (stand-in)" and card["model"] == "echo-chat"
     assert card["task"] == "text-generation" and card["license"] == "BSD-3-Clause"
     assert card["label"] == ["chat", "stand-in", "cpu"] and card["framework"] == ["python"]
-    assert card["version"] == "1.0" and card["min_resource"] == {"cpu": "0.5", "mem": "128M"}
+    assert card["version"] == "1.0" and card["min_resource"] == {"cpu": "0.5", "mem": "256M"}
     assert entry["folder"]["id"] == env.folder and entry["folder"]["available"] is True
     # gina of globex sees an entry of every domain
     assert [x["id"] for x in await env.ok("GET", "model-store", "gina", 200)] == [entry["id"]]
@@ -301,6 +301,11 @@ async def test_a_deploy_mounts_the_published_folder_without_other_access_to_it(e
         "name": uniq("ep"), "project": "ml", "resource_group": "infer", "image": IMAGE,
         "model_folder": env.folder, "slots": {"cpu": "1", "mem": "1G"}})
     assert [x["field"] for x in data["problems"]] == ["model_folder"]
+    # nor mount it in a session of her own (the hub asks for her)
+    r, refused = await env.call("POST", "internal/allocations", "internal", {
+        "user": "alice", "project": "ml", "resource_group": "infer",
+        "slots": {"cpu": "1", "mem": "1G"}, "vfolders": [env.folder]})
+    assert r.code == 422 and "you may mount" in refused["message"], refused
     [log] = env.audit("store-model.deploy")
     assert log.outcome == "success" and log.target == f"{entry['id']}:{ep['id']}"
     # the name is taken now: a second deploy of that name is refused by field

@@ -22,6 +22,19 @@ def test_server_names_carry_the_endpoint_and_a_number():
     assert number("my-server") is None
 
 
+@pytest.mark.parametrize("endpoint", ["a", "store-echo-a858e9", "my_model__v2-", "x" * 64,
+                                      "a-" * 32])
+def test_server_names_are_valid_for_jupyterhub_whatever_the_endpoint_name(endpoint):
+    from jupyterhub.slugs import is_valid_safe_slug
+
+    for n in (0, 63, 9999):
+        got = server_name(endpoint, EID, n)
+        assert is_valid_safe_slug(got), got
+        assert number(got) == n and got.endswith(f"-01234567-{n}")
+    assert server_name("store-echo-a858e9", EID, 0) == "ep-store-echo-a8-01234567-0"
+    assert server_name("my_model__v2-", EID, 1) == "ep-my-model-v2-01234567-1"
+
+
 def test_a_new_endpoint_starts_its_replicas_with_the_lowest_numbers():
     p = plan("emb", EID, 2, [])
     assert p.actions == (Action("start", name(0)), Action("start", name(1)))

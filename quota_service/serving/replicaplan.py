@@ -32,10 +32,19 @@ STATES = ("starting", "serving", "stopping", "stopped")
 NAME_RE = re.compile(r"^ep-(?P<name>[a-z0-9][a-z0-9_-]*)-(?P<id>[0-9a-f]{8})-(?P<n>[0-9]{1,4})$")
 
 
+#: JupyterHub's longest server name (``jupyterhub.slugs.is_valid_safe_slug``)
+MAX_SERVER_NAME = 30
+#: the most of an endpoint's name a server name carries: ep-<this>-<8>-<4 digits>
+NAME_PART = MAX_SERVER_NAME - len("ep--") - 8 - len("-") - 4
+
+
 def server_name(endpoint_name: str, endpoint_id: str, n: int) -> str:
-    """The named server of replica ``n`` (valid for JupyterHub, unique per
-    endpoint: two endpoints of one creator may share a name)."""
-    return f"ep-{endpoint_name}-{endpoint_id[:8]}-{n}"
+    """The named server of replica ``n`` (valid for JupyterHub: at most 30
+    lowercase letters, digits and single hyphens, so an endpoint name is
+    cut to ``NAME_PART`` characters with ``_`` read as ``-``; unique per
+    endpoint by its id: two endpoints of one creator may share a name)."""
+    part = re.sub(r"-{2,}", "-", endpoint_name.replace("_", "-"))[:NAME_PART].strip("-")
+    return f"ep-{part}-{endpoint_id[:8]}-{n}"
 
 
 def number(name: str) -> int | None:
