@@ -9,7 +9,10 @@ shared Docker hub (docker_fixtures.dock)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
@@ -125,3 +128,71 @@ def test_tokens_wrong_revoked_or_of_another_endpoint_are_refused(served):
     assert eventually(lambda: status("v1/embeddings", mine["token"]) == 401, timeout=30)
     assert time.monotonic() - t0 < 30
     _ok(hub.call("DELETE", f"endpoints/{other['id']}", "bob"), 204)
+
+
+def test_load_scales_out_quiet_scales_to_zero_and_the_next_call_starts_a_replica(serving):
+    """Autoscaling on the real path: calls through the gateway drive the rules;
+    a step over the bound is clamped and recorded, the quiet takes it back to
+    zero after each cooldown, and a call then wakes it (a cold start) and gets
+    its answer."""
+    hub = serving.hub
+    e = _ok(hub.call("POST", "endpoints", "bob", json={
+        "name": "auto", "project": "ml", "resource_group": "serve", "image": INFERENCE,
+        "model_folder": serving.echo, "slots": {"cpu": "0.5", "mem": "256M"},
+        "replicas": 1}), 201)
+    eid = e["id"]
+    try:
+        token = _ok(hub.call("POST", f"endpoints/{eid}/tokens", "bob",
+                             json={"expires_in_days": 1}), 201)["token"]
+        until_state(hub, eid, "running", 1)
+        stop = threading.Event()
+        answered: list[int] = []
+
+        def load():
+            with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=token,
+                               max_retries=0, timeout=60) as c:
+                while not stop.is_set():
+                    a = c.chat.completions.create(model="auto", messages=[
+                        {"role": "user", "content": "busy"}])
+                    assert a.choices[0].message.content == "echo: busy"
+                    answered.append(1)
+
+        with ThreadPoolExecutor(2) as pool:
+            loads = [pool.submit(load) for _ in range(2)]
+            assert eventually(lambda: len(answered) >= 20, timeout=60, interval=0.2)
+            # out: more than 3 calls a second per replica -> +2, clamped to max 2;
+            # in: under 0.5 a second -> -1 each 6 s, down to zero
+            _ok(hub.call("PATCH", f"endpoints/{eid}", "bob", json={"autoscaling": [
+                {"metric": "requests_per_second", "comparator": "gt", "threshold": "3",
+                 "step": 2, "cooldown": 0, "min_replicas": 0, "max_replicas": 2},
+                {"metric": "requests_per_second", "comparator": "lt", "threshold": "0.5",
+                 "step": -1, "cooldown": 6, "min_replicas": 0, "max_replicas": 2}]}), 200)
+            out = until_state(hub, eid, "running", 2, timeout=120)
+            stop.set()
+            for f in loads:
+                f.result()
+        clamped = [ev for ev in out["scaling_events"] if ev["outcome"] == "clamped"]
+        assert clamped and (clamped[0]["replicas_before"], clamped[0]["replicas_after"]) == (1, 2)
+        assert "clamped to max_replicas 2" in clamped[0]["reason"]
+        # quiet: 2 -> 1 -> 0, a cooldown apart; nothing of it left running
+        zero = until_state(hub, eid, "running", 0, timeout=120)
+        assert zero["replicas"] == 0 and not zero["replicas_detail"]
+        ins = [ev for ev in zero["scaling_events"] if ev["outcome"] == "scaled"
+               and ev["rule"] == 1]
+        assert [(ev["replicas_before"], ev["replicas_after"]) for ev in ins][-2:] == [
+            (2, 1), (1, 0)]
+        assert dt.datetime.fromisoformat(ins[-1]["at"]) - dt.datetime.fromisoformat(
+            ins[-2]["at"]) >= dt.timedelta(seconds=6)
+        # the next call starts a replica and is held until it answers
+        time.sleep(2.5)  # the gateway's table says zero by now
+        with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=token,
+                           max_retries=0, timeout=180) as c:
+            a = c.chat.completions.create(model="auto", messages=[
+                {"role": "user", "content": "wake up"}])
+        assert a.choices[0].message.content == "echo: wake up"
+        # (the quiet rule may have taken it back to zero since: 6 s after the wake)
+        [wake] = [ev for ev in endpoint(hub, eid)["scaling_events"] if ev["outcome"] == "wake"]
+        assert (wake["replicas_before"], wake["replicas_after"]) == (0, 1)
+    finally:
+        hub.call("DELETE", f"endpoints/{eid}", "bob")
+        eventually(lambda: endpoint(hub, eid) is None, timeout=120, interval=0.5)
