@@ -22,6 +22,7 @@ import requests
 from hub_fixtures import _ok, require
 from session_fixtures import allocations, eventually, hub_log
 from slurm_fixtures import PARTITION, jobs, new_user
+from test_replicas_docker import proxy_routes
 
 GATEWAY = "/services/hubgrid-gateway/"
 #: a registry entry for the nodes' model servers (no container on Slurm):
@@ -144,6 +145,10 @@ def test_a_slurm_endpoint_serves_heals_scales_and_goes(slurm_serving):
         ("RUNNING", PARTITION, "1", "256M")}
     for a in held:  # its socket, where the gateway's haproxy connects
         assert os.path.exists(f"{SOCKETS}/{a['id']}/jupyter.sock")
+    # the hub's proxy has no route to a replica (a model server has no login)
+    routes = proxy_routes(hub)
+    assert any(d.get("hub") for d in routes.values()), routes
+    assert [r for r in routes if "/ep-" in r] == [], routes
 
     # what the replica could do, from its pre-start action, in its log
     log = _ok_text(hub.call("GET", f"allocations/{held[0]['id']}/logs", user))
