@@ -16,7 +16,9 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -214,3 +216,49 @@ def test_a_node_without_the_mount_point_or_the_folder_refuses_with_the_reason(sa
     done = subprocess.run([sys.executable, "-I", str(REPLICA_SCRIPT)], capture_output=True,
                           text=True, env={"PATH": os.environ["PATH"]})
     assert done.returncode == 70 and "$HUBGRID_REPLICA is missing" in done.stderr
+
+
+@pytest.fixture
+def open_dir():
+    """A directory every user may enter (pytest's tmp_path is root's alone)."""
+    path = tempfile.mkdtemp(prefix="hubgrid-replica-")
+    os.chmod(path, 0o755)
+    yield Path(path)
+    shutil.rmtree(path)
+
+
+def test_a_job_of_a_users_own_account_gets_the_same_in_a_user_namespace(sandbox, open_dir):
+    """unix_users: the job runs as the user's account, not root; the
+    namespaces are made in a user namespace (its root mapped to the account)
+    and the replica holds no capability there either."""
+    folder, sockets = sandbox
+    nobody = 65534
+    if subprocess.run(["setpriv", "--reuid", str(nobody), "--regid", str(nobody),
+                       "--clear-groups", "unshare", "--user", "--map-root-user", "true"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("this kernel allows no user namespaces to other users")
+    root = os.path.dirname(sockets)
+    os.makedirs(root, exist_ok=True)
+    os.chmod(root, 0o1777)  # each user makes their replica's directory there
+    readable = open_dir / "readable"
+    shutil.copytree(folder, readable / "folder")
+    for p in (readable, readable / "folder"):
+        os.chmod(p, 0o755)
+    os.chmod(readable / "folder" / "model-definition.yaml", 0o644)
+    script = ('touch /models/x 2>/dev/null || echo "models: read-only"; cat /models/*; '
+              'touch /etc/hubgrid-probe 2>/dev/null || echo "root: read-only"; '
+              'mount -o remount,rw,bind /models 2>/dev/null || echo "remount: refused"; '
+              'echo "caps: $(grep CapEff /proc/self/status | cut -f2)"')
+    spec = {"socket_dir": sockets, "models": str(readable / "folder"), "mount_point": "/models",
+            "argv": ["/bin/sh", "-c", script]}
+    python = "/usr/bin/python3"  # one the account may run (the venv's is under /root)
+    require("a python3 every user may run", os.access(python, os.X_OK), "install python3")
+    done = subprocess.run(["setpriv", "--reuid", str(nobody), "--regid", str(nobody),
+                           "--clear-groups", python, "-I", str(REPLICA_SCRIPT)],
+                          env={"PATH": os.environ["PATH"], "HUBGRID_REPLICA": json.dumps(spec)},
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["models: read-only", "models: []", "root: read-only",
+                                        "remount: refused", "caps: 0000000000000000"], done.stderr
+    assert os.stat(sockets).st_uid == nobody
+    assert os.listdir(readable / "folder") == ["model-definition.yaml"]
