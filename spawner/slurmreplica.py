@@ -140,14 +140,18 @@ class InferenceSlurmMixin(Configurable):
         base = self.server.base_url if self.server is not None else "/"
         url = "http+unix://" + quote(self._replica_socket, safe="") + base + "api"
         try:
-            await readiness.until_answering(url, interval=REPLICA_POLL,
-                                            timeout=max(self.http_timeout, 1),
-                                            exit_code=self._job_ended)
+            up = await readiness.until_answering(url, interval=REPLICA_POLL,
+                                                 timeout=max(self.http_timeout, 1),
+                                                 exit_code=self._job_ended)
         except readiness.ServerExited:
             last = await self._last_log_line()
             raise SpawnException("the replica's job ended before its server answered"
                                  + (f": {last}" if last else ""), reason="backend",
                                  status_code=500) from None
+        if not up:  # as the hub's own check would (its job is cancelled at the stop)
+            raise SpawnException(f"the replica's server did not answer within "
+                                 f"{self.http_timeout:g} s (http_timeout)", reason="timeout",
+                                 status_code=500)
 
     async def _job_ended(self) -> int | None:
         status = await self.query_job_status()

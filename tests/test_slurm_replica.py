@@ -9,6 +9,7 @@ whole path through the hub and Slurm: tests/test_replicas_slurm.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from batchspawner import JobStatus
 from jupyterhub.spawner import SpawnException
 from traitlets import TraitError
 from traitlets.config import Configurable
@@ -64,6 +66,21 @@ class FixedEnvBackend(Configurable):
 
     def load_state(self, state):
         pass
+
+    # a job and its log, as the test sets them
+    http_timeout = 30
+    server = None
+    job_status = JobStatus.RUNNING
+    log_text = b""
+
+    async def job_running(self):
+        pass
+
+    async def query_job_status(self):
+        return self.job_status
+
+    async def session_log(self, offset):
+        return self.log_text[offset:]
 
 
 class Replica(InferenceSlurmMixin, FixedEnvBackend):
@@ -116,6 +133,60 @@ def test_a_session_that_is_no_replica_is_left_as_it_was():
     inference, _ = parse_options({"session_type": "inference", "endpoint": EID,
                                   "image": "hubgrid/inference:latest"})
     assert r.session_image(inference) == "hubgrid/inference:latest"  # admission compares it
+
+
+@pytest.fixture
+def short_dir():
+    """A directory whose socket path fits AF_UNIX's 108 bytes."""
+    path = tempfile.mkdtemp(prefix="hgr-", dir="/tmp")
+    yield path
+    shutil.rmtree(path)
+
+
+async def test_a_starting_replica_is_ready_once_its_socket_answers(short_dir):
+    r = applied()
+    r._replica_socket = f"{short_dir}/jupyter.sock"
+
+    async def answer(reader, writer):  # any HTTP answer below 500: up (the hub's rule)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_unix_server(answer, r._replica_socket)
+    try:
+        await asyncio.wait_for(r.job_running(), 20)
+    finally:
+        server.close()
+
+
+async def test_a_job_that_ends_before_answering_fails_with_its_last_word(short_dir):
+    r = applied()
+    r._replica_socket = f"{short_dir}/jupyter.sock"
+    r.job_status = JobStatus.NOTFOUND
+    r.log_text = b"hubgrid: pre-start: hi\n/bin/sh: 1: exec: nope: not found\n\n"
+    with pytest.raises(SpawnException) as e:
+        await asyncio.wait_for(r.job_running(), 20)
+    assert e.value.message == ("the replica's job ended before its server answered: "
+                               "/bin/sh: 1: exec: nope: not found")
+    r.log_text = b""
+    with pytest.raises(SpawnException, match="answered$"):
+        await asyncio.wait_for(r.job_running(), 20)
+
+
+async def test_a_replica_silent_past_http_timeout_fails_the_start(short_dir):
+    r = applied()
+    r._replica_socket = f"{short_dir}/jupyter.sock"
+    r.http_timeout = 1
+    with pytest.raises(SpawnException, match=r"did not answer within 1 s \(http_timeout\)"):
+        await asyncio.wait_for(r.job_running(), 20)
+
+
+async def test_a_session_that_is_no_replica_does_not_wait():
+    r = Replica()
+    opts, _ = parse_options({"session_type": "interactive"})
+    r._apply_allocation({"id": ALLOC, "session_type": "interactive"}, opts)
+    await asyncio.wait_for(r.job_running(), 5)
 
 
 @pytest.mark.parametrize("service, mounts", [(None, (MOUNT,)), (SERVICE, ()),
