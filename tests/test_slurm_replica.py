@@ -289,6 +289,21 @@ def test_a_node_without_the_mount_point_or_the_folder_refuses_with_the_reason(sa
     assert done.returncode == 70 and "$HUBGRID_REPLICA is missing" in done.stderr
 
 
+def test_a_requeued_job_runs_again_and_a_foreign_socket_directory_is_refused(sandbox):
+    folder, sockets = sandbox
+    spec = {"socket_dir": sockets, "models": str(folder), "mount_point": "/models",
+            "argv": ["true"]}
+    assert run_replica(spec).returncode == 0
+    assert os.stat(sockets).st_uid == 1000  # the folder's owner's, who runs the server
+    again = run_replica(spec)  # Slurm requeued the job: its directory is there
+    assert again.returncode == 0, again.stderr
+    shutil.rmtree(sockets)
+    os.symlink("/etc", sockets)  # planted: never followed
+    done = run_replica(spec)
+    assert done.returncode == 70 and "exists and is not this user's directory" in done.stderr
+    os.unlink(sockets)
+
+
 @pytest.fixture
 def open_dir():
     """A directory every user may enter (pytest's tmp_path is root's alone)."""
