@@ -25,7 +25,7 @@ from quota_service.core.models import Endpoint, EndpointToken
 from service_app import served  # noqa: F401
 from test_cli import Hubgrid, one_line_error, write_log
 from test_endpoints import IMAGE, INFERENCE_LABEL, env  # noqa: F401
-from test_serving_routes import replica, report_calls
+from test_serving_routes import replica, report_calls, serve
 
 
 @pytest.fixture
@@ -310,9 +310,13 @@ async def test_delete_waits_while_terminating_unless_told_not_to(hg):
     assert r.out.startswith("endpoint term is still terminating after 0.3 s")
     assert "endpoint term: terminating (0 replica(s) serving)" in r.err
 
-    # the controller removes the row once its replicas stopped (here: the test does)
+    # the controller removes the row once its replicas stopped (here: the test
+    # does, once the command's DELETE is in the access log)
+    asked = len(env.audit("endpoint.delete"))
+
     async def controller():
-        await asyncio.sleep(0.5)
+        while len(env.audit("endpoint.delete")) == asked:
+            await asyncio.sleep(0.05)
         with env.world.tx() as s:
             s.execute(sa.delete(EndpointToken).where(EndpointToken.endpoint_id == e["id"]))
             s.execute(sa.delete(Endpoint).where(Endpoint.id == e["id"]))
@@ -395,3 +399,45 @@ async def test_call_needs_a_credential_and_a_gateway_that_answers(hg):
     assert r.code == 2 and "--stream" in one_line_error(r)
     r = await hg("alice", "serve", "call", "cl", "--token", "hge_x")
     assert r.code == 2 and "say what to send" in one_line_error(r)
+
+
+async def test_wait_follows_the_endpoint_until_it_serves_fails_or_time_is_up(hg):
+    env = hg.env_
+    # nothing asked for: done at once
+    await made(hg, "w0", "--replicas", "0")
+    r = await hg("alice", "serve", "scale", "w0", "0", "--wait")
+    assert (r.code, r.out.splitlines()[-1]) == (0, "endpoint w0: provisioning, 0 of 0 "
+                                                   "replica(s) serving")
+    # time is up: exit 1, saying where it is
+    r = await hg("alice", *create_args(env, "wt", "--wait", "--timeout", "0.3", "--interval",
+                                       "0.1"))
+    assert r.code == 1 and r.out.startswith("created endpoint wt (")
+    assert r.out.splitlines()[-1] == ("endpoint wt: provisioning, 0 of 1 replica(s) serving "
+                                      "after 0.3 s: still waiting ('hubgrid serve show' says why)")
+    assert "endpoint wt: provisioning, 0 of 1 replica(s) serving\n" in r.err
+
+    async def controller(name, state, reason="", serving=False):
+        """What the serving controller writes, once the command made the endpoint."""
+        while not (made := [x for x in await env.ok("GET", "endpoints", "alice", 200)
+                            if x["name"] == name]):
+            await asyncio.sleep(0.05)
+        [e] = made
+        if serving:
+            serve(env, (await replica(env, e, 1))["id"], "unix:/tmp/x.sock")
+        with env.world.tx() as s:
+            row = s.get(Endpoint, e["id"])
+            row.state, row.state_reason = state, reason
+
+    failed, _ = await asyncio.gather(
+        hg("alice", *create_args(env, "wf", "--wait", "--interval", "0.1")),
+        controller("wf", "failed", "a replica failed to start: exited with code 1"))
+    assert failed.code == 1
+    assert failed.out.splitlines()[-1] == ("endpoint wf failed: a replica failed to start: "
+                                           "exited with code 1")
+    ok, _ = await asyncio.gather(
+        hg("alice", *create_args(env, "wr", "--wait", "--interval", "0.1", "--json")),
+        controller("wr", "running", serving=True))
+    assert ok.code == 0, ok.err
+    got = ok.json()  # one document: the endpoint as it serves, with its URLs
+    assert (got["state"], got["running_replicas"]) == ("running", 1)
+    assert got["gateway"]["model"] == "wr"

@@ -28,15 +28,12 @@ def test_create_call_logs_and_delete_through_the_real_replica_and_gateway(servin
     hub = serving.hub
     env = {"HUBGRID_API_URL": hub.api, "JUPYTERHUB_API_TOKEN": hub.token("bob")}
     code, out, err = run(env, "serve", "create", NAME, "echo", "-p", "ml", "-g", "serve",
-                         "--cpu", "0.5", "--mem", "512M")
-    assert code == 0, err
+                         "--cpu", "0.5", "--mem", "512M", "--wait", "--timeout", "180",
+                         "--json")
     try:
-        def running():
-            code, out, _ = run(env, "serve", "show", NAME, "--json")
-            e = json.loads(out) if code == 0 else {}
-            return e if (e.get("state"), e.get("running_replicas")) == ("running", 1) else None
-        e = eventually(running, timeout=180, interval=0.5)
-        assert e, run(env, "serve", "show", NAME)
+        assert code == 0, (out, err, run(env, "serve", "show", NAME))
+        e = json.loads(out)  # as it serves, once --wait saw it
+        assert (e["state"], e["running_replicas"]) == ("running", 1)
         code, out, _ = run(env, "serve", "show", NAME)
         assert re.search(r"state\s+running", out) and re.search(r"model\s+cli-chat", out)
 

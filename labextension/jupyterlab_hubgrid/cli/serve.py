@@ -19,6 +19,7 @@ from .output import safe, short_id
 from .serveview import (COMPARATORS, emit_created, find_endpoint, problem_lines,
                         render_endpoint, render_list, render_validation, rule_text,
                         with_gateway)
+from .servewait import add_wait_options, wait_then_emit
 from .sessions import FOLLOW_INTERVAL, chosen_project, show_log, size_argument, tail_argument
 
 #: how often ``delete`` asks whether the endpoint is gone
@@ -85,19 +86,20 @@ def create(ctx, args) -> int:
             for line in problem_lines(checked):
                 ctx.note(f"  {line}")
         return EXIT_REFUSED
-    emit_created(ctx, with_gateway(ctx, client.create_endpoint(body)))
-    return EXIT_OK
+    e = with_gateway(ctx, client.create_endpoint(body))
+    return wait_then_emit(ctx, e, args, lambda e: emit_created(ctx, e))
 
 
 # --- scale, autoscale, delete ----------------------------------------------------------
 
-def scale(ctx, args) -> None:
+def scale(ctx, args) -> int:
     if args.replicas < 0:
         raise UsageError(f"replicas: 0 or more, not {args.replicas}")
     e = find_endpoint(ctx, args.endpoint)
     got = ctx.client.update_endpoint(e["id"], {"replicas": args.replicas})
-    ctx.emit(got, lambda g: f"endpoint {safe(g['name'])}: {g['replicas']} replica(s) wanted, "
-             f"{g.get('running_replicas', 0)} serving ({safe(g['state'])})")
+    return wait_then_emit(ctx, got, args, lambda got: ctx.emit(got, lambda g: (
+        f"endpoint {safe(g['name'])}: {g['replicas']} replica(s) wanted, "
+        f"{g.get('running_replicas', 0)} serving ({safe(g['state'])})")))
 
 
 def autoscale_rule(args) -> dict:
@@ -159,15 +161,15 @@ def delete(ctx, args) -> int:
         state = now.get("state") or state
         if args.no_wait:
             break
+        if not ctx.json:
+            ctx.note(f"endpoint {safe(name)}: {safe(state)} "
+                     f"({now.get('running_replicas', 0)} replica(s) serving)")
         if time.monotonic() >= deadline:
             ctx.emit({"id": e["id"], "name": name, "state": state, "deleted": False},
                      lambda r: f"endpoint {safe(name)} is still {safe(state)} after "
                      f"{args.timeout:g} s ({safe(now.get('state_reason'))}); "
                      "'hubgrid serve show' follows it")
             return EXIT_REFUSED
-        if not ctx.json:
-            ctx.note(f"endpoint {safe(name)}: {safe(state)} "
-                     f"({now.get('running_replicas', 0)} replica(s) serving)")
         time.sleep(args.interval)
     ctx.emit({"id": e["id"], "name": name, "state": state, "deleted": state == "deleted"},
              lambda r: f"endpoint {safe(name)} ({short_id(e['id'])}): "
@@ -266,10 +268,12 @@ def register(groups, common) -> None:
     p = command(subs, "create", common, create, "make an endpoint from a model folder "
                 "(validated first: its problems refuse it, its warnings are shown)")
     add_endpoint_options(p)
+    add_wait_options(p)
 
     p = command(subs, "scale", common, scale, "set the replicas wanted")
     p.add_argument("endpoint", metavar="ENDPOINT", help="name, project/name or id")
     p.add_argument("replicas", type=whole_number, help="0 or more")
+    add_wait_options(p)
 
     p = command(subs, "autoscale", common, autoscale,
                 "set (or show, or remove) the autoscaling rule(s)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .base import EXIT_OK, EXIT_REFUSED, UsageError, command, group
 from .output import key_values, safe, short_id, table
 from .serveview import emit_created, problem_lines, slots_text, with_gateway
+from .servewait import add_wait_options, wait_then_emit
 from .sessions import chosen_project
 
 HEADERS = ["NAME", "TITLE", "TASK", "ONE REPLICA", "IMAGE", "FOR", "ID"]
@@ -91,8 +92,8 @@ def deploy(ctx, args) -> int:
             for line in problem_lines(checked):
                 ctx.note(f"  {line}")
         return EXIT_OK if checked.get("ok") else EXIT_REFUSED
-    emit_created(ctx, with_gateway(ctx, client.deploy_store_model(m["id"], body)))
-    return EXIT_OK
+    e = with_gateway(ctx, client.deploy_store_model(m["id"], body))
+    return wait_then_emit(ctx, e, args, lambda e: emit_created(ctx, e))
 
 
 def register(subs, common) -> None:
@@ -115,3 +116,4 @@ def register(subs, common) -> None:
     p.add_argument("--check", action="store_true",
                    help="only check: every problem and warning, nothing made "
                    "(exit 0: it would be deployed, 1: not)")
+    add_wait_options(p)
