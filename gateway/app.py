@@ -66,6 +66,22 @@ class Counts:
             self.seconds[(c["endpoint"], c["code"])] += c["seconds"]
 
 
+async def send(client: httpx.AsyncClient, req: httpx.Request, tries: int = 3) -> httpx.Response:
+    """``req`` to the balancer, sent again (up to ``tries`` times) when its
+    connection was closed before any answer: at a reload, haproxy's old
+    worker closes the connections it accepted and read nothing from yet, so
+    no replica saw the call. Any other failure is not retried."""
+    for attempt in range(tries):
+        try:
+            return await client.send(req, stream=True)
+        except (httpx.RemoteProtocolError, httpx.ConnectError) as ex:
+            unanswered = isinstance(ex, httpx.ConnectError) or "without sending" in str(ex)
+            if not unanswered or attempt == tries - 1:
+                raise
+            await asyncio.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 class State:
     """What the handlers share: the table, the balancer's sockets, clients."""
 
@@ -154,9 +170,9 @@ class Base(web.RequestHandler):
         query = ("?" + self.request.query) if self.request.query else ""
         client = self.state.client(e.id)
         try:
-            req = client.build_request(self.request.method, "http://replica" + path + query,
-                                       headers=headers, content=body or None)
-            resp = await client.send(req, stream=True)
+            resp = await send(client, client.build_request(
+                self.request.method, "http://replica" + path + query, headers=headers,
+                content=body or None))
         except httpx.HTTPError as ex:
             self.state.counts.add(e.id, status, time.monotonic() - started)
             self.error(502, f"endpoint {e.name!r} cannot be reached: {type(ex).__name__}",

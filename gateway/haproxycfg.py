@@ -91,7 +91,9 @@ def render(routes: list[Route], run_dir: str) -> str:
     lines = [
         "# written by hubgrid's gateway (gateway/haproxycfg.py); do not edit",
         "global",
-        f"    stats socket {run_dir}/admin.sock mode 600 level admin",
+        # the listeners pass from the old worker to the new at a reload
+        # (seamless): no connection queued on a frontend socket is dropped
+        f"    stats socket {run_dir}/admin.sock mode 600 level admin expose-fd listeners",
         "    stats timeout 10s",
         "",
         "defaults",

@@ -154,3 +154,38 @@ async def test_a_call_to_an_endpoint_at_zero_starts_a_replica_and_gets_its_answe
         r = await h.get(f"e/{EP1}/health", headers={"Authorization": "Bearer nonsense"})
         assert r.status_code == 401
     assert woken == [EP1]
+
+
+@needs_haproxy
+async def test_calls_go_on_while_the_balancer_reloads(gateway):  # noqa: F811
+    """A change of the routes reloads haproxy (its old worker closes its idle
+    connections): calls made meanwhile all answer (a scale-up once cost a
+    502 'cannot be reached' to a call on a closed kept-alive connection)."""
+    state, balancer, replicas, base = gateway
+    r1, r2 = replicas.start("r1"), replicas.start("r2")
+    await serve(state, balancer, real_doc([("r1", r1)]))
+    stop = asyncio.Event()
+    failures, answered = [], [0]
+
+    async def calls():
+        async with httpx.AsyncClient(base_url=base, timeout=30) as h:
+            while not stop.is_set():
+                r = await h.post("v1/chat/completions",
+                                 headers={"Authorization": "Bearer secret-one"},
+                                 json={"model": "chat", "messages": [
+                                     {"role": "user", "content": "x"}]})
+                if r.status_code != 200:
+                    failures.append((r.status_code, r.text[:200]))
+                answered[0] += 1
+
+    tasks = [asyncio.ensure_future(calls()) for _ in range(4)]
+    try:
+        for i in range(12):  # 12 reloads, calls flowing all along
+            await asyncio.sleep(0.15)
+            pair = [("r1", r1), ("r2", r2)] if i % 2 == 0 else [("r1", r1)]
+            await serve(state, balancer, real_doc(pair))
+    finally:
+        await asyncio.sleep(0.3)
+        stop.set()
+        await asyncio.gather(*tasks)
+    assert answered[0] > 40 and failures == []
