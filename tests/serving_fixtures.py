@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,8 +97,10 @@ class ServingLab:
         return self.serving.hub
 
 
-#: a named server of bob's: the Docker tests' default servers of bob stay free
-LAB_SERVER = "pages"
+#: a named server of bob's (the Docker tests' default servers of bob stay
+#: free), named per run: its container's name (hubgrid-bob--<server>) is
+#: unique on the engines that test runs side by side share
+LAB_SERVER = f"pages{uuid.uuid4().hex[:6]}"
 
 
 @pytest.fixture(scope="session")

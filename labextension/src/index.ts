@@ -5,6 +5,7 @@ import { summarySessionsPlugin } from './sessions/plugin';
 import { reclaimGuardPlugin } from './sessions/guard';
 import { statisticsPlugin } from './statistics/plugin';
 import { chatPlugin } from './chat/plugin';
+import { servingPlugin } from './serving/plugin';
 import { adminOpsPlugin } from './admin/ops/plugin';
 import { adminPlugin } from './admin/plugin';
 import { modelStorePlugin } from './modelstore/plugin';
@@ -23,4 +24,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin, chatPlugin, modelStorePlugin];
+export default [plugin, dataPlugin, summarySessionsPlugin, statisticsPlugin, adminPlugin, adminOpsPlugin, reclaimGuardPlugin, chatPlugin, servingPlugin, modelStorePlugin];
