@@ -141,6 +141,11 @@ async def test_the_image_must_be_named_where_several_run_inference(hg):
     assert r.code == 2 and "several images run inference replicas" in one_line_error(r)
     assert (await hg("alice", "serve", "validate", *create_args(hg.env_, "x")[2:],
                      "-i", IMAGE)).code == 0
+    for name in ("other%2Finfer:2", IMAGE.replace("/", "%2F")):
+        await hg.env_.ok("DELETE", f"images/{name}", "root", 204)
+    r = await hg("alice", "serve", "validate", *create_args(hg.env_, "x")[2:])
+    assert r.code == 2 and "no image that runs inference replicas is registered for you" \
+        in one_line_error(r)
 
 
 async def test_an_endpoint_nobody_may_see_is_unknown(hg):
@@ -244,6 +249,10 @@ async def test_autoscale_sets_adds_shows_and_removes_rules_and_show_has_the_even
         assert r.code == 1 and "(HTTP 422)" in one_line_error(r) and words in r.err, r.err
     r = await hg("alice", "serve", "autoscale", "auto", "--metric", "in_flight")
     assert r.code == 2 and "a rule needs --threshold, --step" in one_line_error(r)
+    r = await hg("alice", "serve", "autoscale", "auto", "--metric", "in_flight",
+                 "--threshold", "1", "--step", "0")
+    assert r.code == 2 and "--step: the replicas to add (positive) or remove (negative), not 0" \
+        in one_line_error(r)
     r = await hg("alice", "serve", "autoscale", "auto", "--off", "--step", "1")
     assert r.code == 2 and "--off removes every rule" in one_line_error(r)
     r = await hg("alice", "serve", "autoscale", "auto", "--metric", "cpu")
@@ -393,12 +402,12 @@ async def test_call_needs_a_credential_and_a_gateway_that_answers(hg):
     assert r.code == 2 and "no credential for the gateway: --token" in one_line_error(r)
     env = hg.env("alice") | {"HUBGRID_GATEWAY_URL": "http://127.0.0.1:9/",
                              "HUBGRID_ENDPOINT_TOKEN": "hge_x"}
-    r = await hg(None, "serve", "call", "cl", "hello", env=env)
+    r = await hg(None, "serve", "call", "cl", "--embed", "hello", "there", env=env)
     assert r.code == 3 and "cannot reach the gateway at http://127.0.0.1:9/" in one_line_error(r)
     r = await hg("alice", "serve", "call", "cl", "hello", "--stream", "--json")
     assert r.code == 2 and "--stream" in one_line_error(r)
     r = await hg("alice", "serve", "call", "cl", "--token", "hge_x")
-    assert r.code == 2 and "say what to send" in one_line_error(r)
+    assert r.code == 2 and "the following arguments are required: TEXT" in one_line_error(r)
 
 
 async def test_wait_follows_the_endpoint_until_it_serves_fails_or_time_is_up(hg):

@@ -85,8 +85,6 @@ def call(ctx, args) -> None:
         raise UsageError("--stream prints a chat answer as it comes: leave out "
                          "--json and --embed")
     text = " ".join(args.text)
-    if not text:
-        raise UsageError("say what to send: hubgrid serve call ENDPOINT TEXT...")
     e = find_endpoint(ctx, args.endpoint)
     root = gateway_root(ctx.env, ctx.client.settings.api_url)
     if root is None:
@@ -127,7 +125,9 @@ def register(subs, common) -> None:
     p = command(subs, "call", common, call, "one call through the gateway: a chat "
                 "completion, or embeddings (--embed)", description=__doc__.split("\n\n", 1)[1])
     p.add_argument("endpoint", metavar="ENDPOINT", help="name, project/name or id")
-    p.add_argument("text", nargs="*", help="the message (or the text to embed)")
+    # "+", not "*": a "*" list after ENDPOINT would take nothing when an option comes
+    # between them (argparse), and the words after it would be refused
+    p.add_argument("text", nargs="+", metavar="TEXT", help="the message (or the text to embed)")
     p.add_argument("--embed", action="store_true", help="embeddings of TEXT instead of a chat")
     p.add_argument("--stream", action="store_true", help="print the answer as it comes")
     p.add_argument("--max-tokens", type=int, help="at most this many tokens in the answer")
