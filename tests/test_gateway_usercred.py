@@ -189,3 +189,9 @@ async def test_the_lab_forward_without_a_gateway_or_a_hub_token_answers_503(
         assert resp.code == 502
         resp, err = await lab.call("GET", "hubgrid/gateway/../api/me")
         assert resp.code in (400, 404)
+        # a browser's call needs Jupyter's XSRF token, as every hubgrid/ call does
+        from test_lab_server import login_by_cookie
+        await login_by_cookie(lab)
+        resp, err = await lab.call("POST", "hubgrid/gateway/v1/chat/completions",
+                                   json_body={"model": "m"}, token=False, cookies=True)
+        assert resp.code == 403 and "_xsrf" in err["message"]
