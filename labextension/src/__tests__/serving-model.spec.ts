@@ -102,6 +102,8 @@ describe('an endpoint as the page shows it', () => {
     expect(healthText({ ...h, status: 'unknown', replicas_up: null, replicas_wanted: null, reachable: null }))
       .toBe('unknown');
     expect(healthText(undefined)).toBe('unknown');
+    // none asked for: nothing to count
+    expect(healthText({ ...h, status: 'unknown', replicas_up: 0, replicas_wanted: 0, reachable: null })).toBe('unknown');
   });
 
   it('gives its gateway URLs under the hub\'s base', () => {

@@ -114,7 +114,7 @@ export function CreateForm(props: IProps): JSX.Element {
   const input = (field: keyof IForm, label: string, hint = ''): JSX.Element => (
     <div className="jp-hubgrid-serving-field" data-field={field}>
       <label>
-        {label}
+        <span>{label}</span>
         <input className="jp-mod-styled" aria-label={label} value={form[field]} placeholder={hint}
           onChange={set(field)} />
       </label>
@@ -124,7 +124,7 @@ export function CreateForm(props: IProps): JSX.Element {
   const select = (field: keyof IForm, label: string, options: Array<{ value: string; text: string }>): JSX.Element => (
     <div className="jp-hubgrid-serving-field" data-field={field}>
       <label>
-        {label}
+        <span>{label}</span>
         <select className="jp-mod-styled" aria-label={label} value={form[field]} onChange={set(field)}>
           {options.map(o => (
             <option key={o.value} value={o.value}>{o.text}</option>

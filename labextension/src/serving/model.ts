@@ -35,10 +35,10 @@ export function healthLabel(health: IHealth | undefined): string {
   return HEALTH_LABELS[status] ?? status;
 }
 
-/** The health line: its label and, when known, how many replicas pass their probe. */
+/** The health line: its label and, when known, how many replicas pass their probe of those wanted. */
 export function healthText(health: IHealth | undefined): string {
   const label = healthLabel(health);
-  if (!health || health.replicas_up === null || health.replicas_wanted === null) {
+  if (!health || health.status === 'unknown' || health.replicas_up === null || health.replicas_wanted === null) {
     return label;
   }
   return `${label}: ${health.replicas_up} of ${health.replicas_wanted} up`;
