@@ -76,7 +76,11 @@ def slurm_serving(slurm_hub):
     folder = _ok(hub.call("POST", "vfolders", user, json={"name": "echo"}), 201)["id"]
     _ok(hub.call("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml", user,
                  data=DEFINITION.encode()), 201)
-    return hub, user, project, folder
+    yield hub, user, project, folder
+    # a test that failed half way: its endpoints go (their jobs and sockets with them)
+    for left in _ok(hub.call("GET", "endpoints", user), 200):
+        hub.call("DELETE", f"endpoints/{left['id']}", user)
+        eventually(lambda: endpoint(hub, user, left["id"]) is None, timeout=120)
 
 
 def endpoint(hub, user, eid) -> dict | None:
