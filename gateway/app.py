@@ -68,14 +68,18 @@ class Counts:
 
 async def send(client: httpx.AsyncClient, req: httpx.Request, tries: int = 3) -> httpx.Response:
     """``req`` to the balancer, sent again (up to ``tries`` times) when its
-    connection was closed before any answer: at a reload, haproxy's old
-    worker closes the connections it accepted and read nothing from yet, so
-    no replica saw the call. Any other failure is not retried."""
+    connection was closed or reset before any answer came: at a reload,
+    haproxy's old worker closes the connections it accepted and read nothing
+    from yet (a reset when the call's bytes were waiting unread), so no
+    replica saw the call; haproxy itself answers every call it passed on
+    (a replica's failure is its 502). Other failures are not retried."""
     for attempt in range(tries):
         try:
             return await client.send(req, stream=True)
-        except (httpx.RemoteProtocolError, httpx.ConnectError) as ex:
-            unanswered = isinstance(ex, httpx.ConnectError) or "without sending" in str(ex)
+        except (httpx.RemoteProtocolError, httpx.ConnectError, httpx.ReadError,
+                httpx.WriteError) as ex:
+            unanswered = not isinstance(ex, httpx.RemoteProtocolError) or (
+                "without sending" in str(ex))
             if not unanswered or attempt == tries - 1:
                 raise
             await asyncio.sleep(0.05 * (attempt + 1))
