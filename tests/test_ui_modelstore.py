@@ -5,8 +5,10 @@ stand-in) twice: to acme as it is, and to every domain with a replica too
 big for any node. bob finds both cards, is told by the check why the big
 one cannot be deployed (at its field, nothing made), deploys the other in
 one click and is told which endpoint he made; he sees no Publish. The
-endpoint is removed and both unpublished after. Screenshots for
-docs/serving.md.
+endpoint is removed and both unpublished after. Made a domain admin for
+a while, bob publishes his own echo folder from the page (a bad field is
+said before any call) and unpublishes it after a confirmation.
+Screenshots for docs/serving.md.
 """
 
 from __future__ import annotations
@@ -21,26 +23,32 @@ NAME = "uistore"
 
 
 def open_store(page):
-    """The page, opened from the command palette (the shortcut toggles it:
-    pressed again while a page the other modules left has the focus)."""
+    """The page, opened from the command palette, and read again. Lab may
+    still be restoring its last layout (the pages other runs left open)
+    when a module starts: a widget it opens takes the focus, which closes
+    the palette, and its shortcut toggles the palette; each step is tried
+    again until the page shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     palette = page.locator(".lm-CommandPalette-input")
-    for _ in range(3):
-        page.keyboard.press("Escape")
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-        page.keyboard.press("Control+Shift+C")
-        try:
-            palette.wait_for(state="visible", timeout=5000)
-            break
-        except Exception:  # noqa: BLE001 - toggled shut: press again
-            continue
-    palette.fill("hubgrid: Model Store")
-    # the first match is the active item: Enter runs it (a click can miss
-    # while the palette redraws its list)
-    page.locator(".lm-CommandPalette-item.lm-mod-active[data-command='hubgrid:show-model-store']"
-                 ).wait_for(timeout=SLOW)
-    palette.press("Enter")
+    active = page.locator(".lm-CommandPalette-item.lm-mod-active"
+                          "[data-command='hubgrid:show-model-store']")
     store = page.locator(PAGE)
+    for _ in range(6):
+        try:
+            page.keyboard.press("Escape")
+            page.evaluate("document.activeElement && document.activeElement.blur()")
+            page.keyboard.press("Control+Shift+C")
+            palette.wait_for(state="visible", timeout=5000)
+            palette.fill("hubgrid: Model Store", timeout=5000)
+            active.wait_for(timeout=5000)  # Enter runs the active item
+            palette.press("Enter", timeout=5000)
+            store.wait_for(timeout=10000)
+            break
+        except PlaywrightTimeout:
+            continue
     store.wait_for(timeout=SLOW)
+    store.get_by_role("button", name="Refresh").click()
     return store
 
 
@@ -118,3 +126,51 @@ def deployed(page, hub, small, tmp_path):
     assert e["store_model"] == small["id"] and e["model_folder"]["id"] == small["folder"]["id"]
     assert e["created_by"] == "bob" and e["slots"]["cpu"] == "0.5"
     screenshot(page, "lab-modelstore-deployed.png", tmp_path)
+
+
+def test_an_admin_publishes_and_unpublishes_from_the_page(serving_lab):
+    page, serving, hub = serving_lab.page, serving_lab.serving, serving_lab.hub
+    _ok(hub.call("PATCH", "users/bob", "admin", json={"role": "domain-admin"}), 200)
+    try:
+        published(page, serving, hub)
+    finally:
+        _ok(hub.call("PATCH", "users/bob", "admin", json={"role": "user"}), 200)
+        for m in _ok(hub.call("GET", "model-store", "admin"), 200):
+            if m["name"] == "uipub":
+                hub.call("DELETE", f"model-store/{m['id']}", "admin")
+
+
+def published(page, serving, hub):
+    store = open_store(page)
+    publish = store.get_by_role("button", name="Publish…")
+
+    def admin_now():
+        store.get_by_role("button", name="Refresh").click()
+        page.wait_for_timeout(500)
+        return publish.count() == 1
+    assert eventually(admin_now, timeout=60, interval=1)
+    publish.click()
+    form = store.locator(".jp-hubgrid-store-publish")
+    form.wait_for(timeout=SLOW)
+    assert form.get_by_label("Published to").locator("option").all_inner_texts() == ["domain acme"]
+    assert form.get_by_label("Image").locator("option").all_inner_texts() == [INFERENCE]
+    form.get_by_label("Model folder").select_option(serving.echo)
+    form.get_by_label("Name").fill("uipub")
+    form.get_by_label("CPU per replica").fill("1")
+    form.get_by_role("button", name="Publish").click()
+    form.locator('.jp-hubgrid-store-problem[data-field="slots"]').wait_for(timeout=SLOW)
+    form.get_by_label("CPU per replica").fill("")
+    form.get_by_role("button", name="Publish").click()
+    card = store.locator('.jp-hubgrid-store-card[data-model="uipub"]')
+    card.wait_for(timeout=SLOW)
+    assert form.count() == 0
+    [entry] = [m for m in _ok(hub.call("GET", "model-store", "bob"), 200) if m["name"] == "uipub"]
+    assert (entry["domain"], entry["published_by"]) == ("acme", "bob")
+    assert entry["folder"]["id"] == serving.echo and entry["slots"]["cpu"] == "0.5"
+
+    # unpublish, after a confirmation
+    card.click()
+    store.locator(".jp-hubgrid-store-unpublish").click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Unpublish").click()
+    card.wait_for(state="detached", timeout=SLOW)
+    assert not [m for m in _ok(hub.call("GET", "model-store", "bob"), 200) if m["name"] == "uipub"]
