@@ -135,13 +135,21 @@ class Base(web.RequestHandler):
                                           "code": code}}))
 
     def secret(self) -> str | None:
-        return access.bearer({k.lower(): v for k, v in self.request.headers.items()})
+        secret = access.bearer({k.lower(): v for k, v in self.request.headers.items()})
+        if secret and self.state.users is not None and usercred.hub_bearer(
+                secret, self.state.table.tokens):
+            return None  # the user's own hub token as the Bearer (usercred.py)
+        return secret
 
     def now(self) -> dt.datetime:
         return dt.datetime.now(dt.timezone.utc)
 
     async def users(self) -> frozenset[str] | None:
         """What a presented hub token opens (usercred.py); None without one."""
+        secret = access.bearer({k.lower(): v for k, v in self.request.headers.items()})
+        if secret and self.state.users is not None and usercred.hub_bearer(
+                secret, self.state.table.tokens):
+            return await self.state.users.endpoints(secret)
         return await usercred.opened(self.state.users, self.request.headers)
 
     async def call(self, e: Endpoint, path: str, body: bytes | dict) -> None:

@@ -27,12 +27,23 @@ TTL = 10.0
 MAX_ENTRIES = 4096
 
 
+#: what every endpoint token starts with (quota_service/serving/tokens.py)
+ENDPOINT_TOKEN_PREFIX = "hge_"
+
+
 def hub_token(headers) -> str | None:
     """The hub token in ``Authorization: token <hub token>``, if that is the scheme."""
     scheme, _, value = (headers.get("Authorization") or "").partition(" ")
     if scheme.lower() != "token":
         return None
     return value.strip() or None
+
+
+def hub_bearer(secret: str, endpoint_token_hashes) -> bool:
+    """Whether a Bearer secret is a hub token (what the openai client sends as
+    its ``api_key``): no endpoint token's prefix, and no endpoint token's hash."""
+    return (not secret.startswith(ENDPOINT_TOKEN_PREFIX)
+            and hashlib.sha256(secret.encode()).hexdigest() not in endpoint_token_hashes)
 
 
 class UserCreds:

@@ -82,6 +82,19 @@ def test_the_openai_client_streams_a_chat_with_the_users_hub_token(chat):
                  if c.choices and c.choices[0].delta.content]
     assert "".join(words).split() == ["echo:", "one", "two", "three"]
     assert len(words) > 1  # it came in pieces
+    # the hub token as the client's api_key (sent as Bearer) works the same
+    with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=hub.token("alice"),
+                       max_retries=0, timeout=60) as client:
+        assert e["name"] in [m.id for m in client.models.list().data]
+        answer = client.chat.completions.create(
+            model=e["name"], messages=[{"role": "user", "content": "as alice"}])
+        assert answer.choices[0].message.content == "echo: as alice"
+    with openai.OpenAI(base_url=hub.url + GATEWAY + "v1", api_key=hub.token("gina"),
+                       max_retries=0, timeout=60) as client:
+        assert e["name"] not in [m.id for m in client.models.list().data]
+    r = requests.get(hub.url + GATEWAY + "v1/models", timeout=30,
+                     headers={"Authorization": "Bearer not-a-hub-token"})
+    assert r.status_code == 401 and "hub token" in r.json()["error"]["message"]
 
 
 def test_the_service_is_asked_once_per_token_within_the_ttl(chat):
