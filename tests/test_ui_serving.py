@@ -4,8 +4,9 @@ session): bob makes an endpoint of his echo folder from the page (a refused
 validate shows its problem at its field and keeps Create off; the fixed form
 validates and is created), sees it running and healthy with its URL and
 model, makes a token (its secret shown once, and it opens the gateway),
-scales it to two replicas, reads a replica's log, is told why he may not
-scale alice's endpoint, and deletes his. Screenshots for docs/serving.md.
+scales it to two replicas, adds an autoscaling rule and removes it, reads
+a replica's log, is told why he may not scale alice's endpoint, and
+deletes his. Screenshots for docs/serving.md.
 """
 
 from __future__ import annotations
@@ -157,6 +158,24 @@ def served(page, serving, hub, tmp_path):
     detail.get_by_role("button", name="Scale").click()
     until_text(page, row.locator('[data-field="replicas"]'), "t === '2 of 2'")
     assert detail.locator("tr[data-replica]").count() >= 2
+
+    # an autoscaling rule: one the page cannot take is said, one it can is kept, then removed
+    rules = detail.locator(".jp-hubgrid-serving-autoscaling")
+    rules.get_by_label("Threshold").fill("100")
+    rules.get_by_label("Min replicas").fill("3")
+    rules.get_by_label("Max replicas").fill("2")
+    rules.get_by_role("button", name="Add rule").click()
+    assert rules.locator('[data-field="rules-error"]').inner_text() == \
+        "min_replicas: 3 is more than max_replicas 2"
+    rules.get_by_label("Min replicas").fill("1")
+    rules.get_by_role("button", name="Add rule").click()
+    rules.locator('li[data-rule="0"]').wait_for(timeout=SLOW)
+    assert rules.locator('li[data-rule="0"]').inner_text().startswith(
+        "in_flight > 100: +1 replica(s), within 1 to 2")
+    assert endpoint_of(hub, NAME)["autoscaling"][0]["threshold"] == "100"
+    rules.locator('li[data-rule="0"]').get_by_role("button", name="Remove").click()
+    rules.locator('li[data-rule="0"]').wait_for(state="detached", timeout=SLOW)
+    assert endpoint_of(hub, NAME)["autoscaling"] == []
 
     # a replica's log: its session's output, in the log view
     replica.get_by_role("button", name="Log").click()

@@ -2,7 +2,7 @@
  * One endpoint on the Serving page: its state and health, URLs, replicas
  * with their state, node, probe and probe history (and each one's log),
  * tokens (made with an expiry, the secret shown once with a copy button,
- * revoked), scale, its autoscaling rules and scaling events, delete (with
+ * revoked), scale, its autoscaling rules and scaling events (Autoscaling), delete (with
  * a confirmation). A refusal shows the service's message (a 403 says who
  * may). Every text is rendered as text.
  */
@@ -11,9 +11,9 @@ import { Clipboard } from '@jupyterlab/apputils';
 import * as React from 'react';
 
 import { ServingApi } from './api';
+import { Autoscaling } from './Autoscaling';
 import {
   changeNote,
-  eventText,
   expiryDays,
   gatewayUrls,
   healthText,
@@ -177,24 +177,11 @@ export function EndpointDetail(props: IProps): JSX.Element {
         <button type="submit" className="jp-mod-styled" disabled={busy}>New token</button>
       </form>
 
-      {(e.autoscaling.length > 0 || e.scaling_events.length > 0) && (
-        <>
-          <h4>Autoscaling</h4>
-          <ul className="jp-hubgrid-serving-rules">
-            {e.autoscaling.map((r, i) => (
-              <li key={i}>
-                {r.metric} {r.comparator} {r.threshold}: step {r.step > 0 ? `+${r.step}` : r.step},
-                {' '}{r.min_replicas} to {r.max_replicas} replicas, cooldown {r.cooldown} s
-              </li>
-            ))}
-          </ul>
-          <ul className="jp-hubgrid-serving-events">
-            {e.scaling_events.slice().reverse().map((ev, i) => (
-              <li key={i}>{ev.at}: {eventText(ev)}</li>
-            ))}
-          </ul>
-        </>
-      )}
+      <h4>Autoscaling</h4>
+      <Autoscaling endpoint={e} busy={busy} onRules={async rules => {
+        await props.api.autoscale(e.id, rules);
+        props.onChanged();
+      }} />
 
       <h4>Delete</h4>
       {confirm ? (

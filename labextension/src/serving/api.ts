@@ -11,7 +11,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import { HubgridApi } from '../sessions/api';
 import { problemsOf } from './model';
-import { ICreateBody, IEndpoint, IProblem, IToken, IValidation } from './types';
+import { ICreateBody, IEndpoint, IProblem, IRule, IToken, IValidation } from './types';
 
 const API = 'hubgrid/api/';
 const enc = encodeURIComponent;
@@ -53,6 +53,11 @@ export class ServingApi {
 
   scale(id: string, replicas: number): Promise<IEndpoint> {
     return this.call(`endpoints/${enc(id)}`, 'PATCH', { replicas });
+  }
+
+  /** Replace its autoscaling rules ([] removes them). */
+  autoscale(id: string, rules: IRule[]): Promise<IEndpoint> {
+    return this.call(`endpoints/${enc(id)}`, 'PATCH', { autoscaling: rules });
   }
 
   remove(id: string): Promise<void> {
