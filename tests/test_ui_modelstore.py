@@ -52,6 +52,15 @@ def open_store(page):
     return store
 
 
+def close_store(page) -> None:
+    """Close the page's tab: the next module (and the next run's restore of
+    the layout) finds the Lab as it was."""
+    tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Model Store")
+    if tab.count():
+        tab.first.locator(".lm-TabBar-tabCloseIcon").click()
+        tab.first.wait_for(state="detached", timeout=SLOW)
+
+
 def endpoints_named(hub, name: str) -> list[dict]:
     return [e for e in _ok(hub.call("GET", "endpoints?project=ml", "bob"), 200)
             if e["name"] == name]
@@ -135,6 +144,8 @@ def test_an_admin_publishes_and_unpublishes_from_the_page(serving_lab):
         published(page, serving, hub)
     finally:
         _ok(hub.call("PATCH", "users/bob", "admin", json={"role": "user"}), 200)
+        assert _ok(hub.call("GET", "me", "bob"), 200)["role"] == "user"
+        close_store(page)
         for m in _ok(hub.call("GET", "model-store", "admin"), 200):
             if m["name"] == "uipub":
                 hub.call("DELETE", f"model-store/{m['id']}", "admin")
