@@ -12,7 +12,7 @@ deletes his. Screenshots for docs/serving.md.
 from __future__ import annotations
 
 import requests
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
 
 from hub_fixtures import _ok
 from serving_fixtures import INFERENCE, model_folder
@@ -96,7 +96,7 @@ def served(page, serving, hub, tmp_path):
     problems = field(form, "mem").locator(".jp-hubgrid-serving-problem")
     problems.first.wait_for(timeout=SLOW)
     assert "the largest node of resource group serve" in field(form, "mem").inner_text()
-    assert create.is_disabled()
+    expect(create).to_be_disabled()
     # what the page reads itself is said before any call
     form.get_by_label("Replicas").fill("many")
     form.get_by_role("button", name="Validate").click()
@@ -106,11 +106,11 @@ def served(page, serving, hub, tmp_path):
     form.get_by_role("button", name="Validate").click()
     form.locator('[data-field="validated"]').wait_for(timeout=SLOW)
     assert form.locator(".jp-hubgrid-serving-problem").count() == 0
-    assert create.is_enabled()
+    expect(create).to_be_enabled()
     screenshot(page, "lab-serving-create.png", tmp_path)
     # a changed form must be validated again
     form.get_by_label("Replicas").fill("2")
-    assert create.is_disabled()
+    expect(create).to_be_disabled()
     form.get_by_label("Replicas").fill("1")
     form.get_by_role("button", name="Validate").click()
     form.locator('[data-field="validated"]').wait_for(timeout=SLOW)
@@ -150,7 +150,7 @@ def served(page, serving, hub, tmp_path):
         return r.status_code == 200 and [m["id"] for m in r.json()["data"]] == [NAME]
     assert eventually(models, timeout=60, interval=0.5)
     detail.get_by_role("button", name="Done").click()
-    assert secret.count() == 0
+    secret.wait_for(state="detached", timeout=SLOW)
     assert token not in panel.inner_text()  # nowhere else, ever
 
     # scale to two: both serve
