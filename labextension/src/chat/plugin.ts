@@ -4,10 +4,10 @@
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { ILauncher } from '@jupyterlab/launcher';
-import { ReactWidget } from '@jupyterlab/ui-components';
 
+import { addPageCommand } from '../pagecommand';
 import { chatWidget } from './ChatPage';
 import { chatIcon } from './icons';
 
@@ -24,25 +24,14 @@ export const chatPlugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const tracker = new WidgetTracker<MainAreaWidget<ReactWidget>>({ namespace: 'hubgrid-chat' });
-    app.commands.addCommand(SHOW_CHAT, {
-      label: args => (args.isLauncher ? 'Chat' : 'hubgrid: Chat'),
+    addPageCommand(app, {
+      command: SHOW_CHAT,
+      name: 'chat',
+      label: 'Chat',
       caption: 'Chat with a served model; conversations are kept on the server',
       icon: chatIcon,
-      execute: () => {
-        let page = tracker.currentWidget;
-        if (!page || page.isDisposed) {
-          page = chatWidget(app.serviceManager.serverSettings);
-          void tracker.add(page);
-          app.shell.add(page, 'main');
-        }
-        app.shell.activateById(page.id);
-      }
-    });
-    palette?.addItem({ command: SHOW_CHAT, category: 'hubgrid' });
-    launcher?.add({ command: SHOW_CHAT, category: 'hubgrid', rank: 61, args: { isLauncher: true } });
-    if (restorer) {
-      void restorer.restore(tracker, { command: SHOW_CHAT, name: () => 'chat' });
-    }
+      rank: 61,
+      make: () => chatWidget(app.serviceManager.serverSettings)
+    }, palette, launcher, restorer);
   }
 };

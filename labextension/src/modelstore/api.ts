@@ -6,26 +6,17 @@
  * is a StoreError with the service's message and its problems by field.
  */
 
-import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { HubgridApi } from '../sessions/api';
-import { problemsOf } from './model';
-import { ICheck, IDeployBody, IEndpointMade, IProblem, IPublishBody, IStoreModel } from './types';
+import { callApi, ProblemsError } from '../problems';
+import { ICheck, IDeployBody, IEndpointMade, IPublishBody, IStoreModel } from './types';
 
-const API = 'hubgrid/api/';
 const enc = encodeURIComponent;
 
 /** A refusal: the service's message, its HTTP status (0: no answer), its problems. */
-export class StoreError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly problems: IProblem[] = []
-  ) {
-    super(message);
-  }
-}
+export const StoreError = ProblemsError;
+export type StoreError = ProblemsError;
 
 export class StoreApi {
   constructor(readonly settings: ServerConnection.ISettings) {
@@ -55,29 +46,7 @@ export class StoreApi {
     return this.call(`model-store/${enc(id)}`, 'DELETE');
   }
 
-  private async call<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
-    const init: RequestInit = { method };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { 'Content-Type': 'application/json' };
-    }
-    let response: Response;
-    try {
-      response = await ServerConnection.makeRequest(URLExt.join(this.settings.baseUrl, API, path), init, this.settings);
-    } catch (error) {
-      throw new StoreError(`cannot reach this Jupyter server: ${String(error)}`, 0);
-    }
-    const text = await response.text();
-    let data: unknown = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      data = null;
-    }
-    if (!response.ok) {
-      const message = (data as { message?: string } | null)?.message || text.slice(0, 500) || response.statusText;
-      throw new StoreError(String(message), response.status, problemsOf(data));
-    }
-    return data as T;
+  private call<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+    return callApi<T>(this.settings, path, method, body);
   }
 }

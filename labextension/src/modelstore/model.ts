@@ -5,6 +5,7 @@
  */
 
 import { bytesInput, formatAmount, formatBytes } from '../amounts';
+import { groupProblems, problemsOf } from '../problems';
 import { IDeployBody, IProblem, IPublishBody, IStoreModel } from './types';
 
 /** The fields of the deploy form (problems of other fields are shown above it). */
@@ -109,24 +110,10 @@ export function deployField(field: string): DeployField {
 
 /** Problems grouped by the form field they are shown at. */
 export function byField(problems: readonly IProblem[]): Map<DeployField, IProblem[]> {
-  const out = new Map<DeployField, IProblem[]>();
-  for (const p of problems) {
-    const key = deployField(p.field);
-    out.set(key, [...(out.get(key) ?? []), p]);
-  }
-  return out;
+  return groupProblems(problems, deployField);
 }
 
-/** A refusal's problems out of its body (`detail`: a list of {field, message}). */
-export function problemsOf(body: unknown): IProblem[] {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (!Array.isArray(detail)) {
-    return [];
-  }
-  return detail
-    .filter(d => d && typeof d === 'object' && typeof (d as IProblem).field === 'string')
-    .map(d => ({ field: String((d as IProblem).field), message: String((d as IProblem).message ?? '') }));
-}
+export { problemsOf };
 
 /** The publish form as a request body, or its problems (slots left empty: the definition's min_resource). */
 export function publishBody(form: IPublishForm): IPublishBody | { problems: IProblem[] } {

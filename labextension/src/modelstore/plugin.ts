@@ -5,11 +5,12 @@
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ICommandPalette } from '@jupyterlab/apputils';
 import { ILauncher } from '@jupyterlab/launcher';
 
 import { modelStoreIcon } from './icons';
-import { modelStoreWidget, ModelStoreView } from './StorePage';
+import { addPageCommand } from '../pagecommand';
+import { modelStoreWidget } from './StorePage';
 
 export const SHOW_MODEL_STORE = 'hubgrid:show-model-store';
 
@@ -24,27 +25,15 @@ export const modelStorePlugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const tracker = new WidgetTracker<MainAreaWidget<ModelStoreView>>({ namespace: 'hubgrid-model-store' });
-    app.commands.addCommand(SHOW_MODEL_STORE, {
-      label: args => (args.isLauncher ? 'Model Store' : 'hubgrid: Model Store'),
+    addPageCommand(app, {
+      command: SHOW_MODEL_STORE,
+      name: 'model-store',
+      label: 'Model Store',
       caption: 'Models an admin published: their cards, and a deploy in one click after a check',
       icon: modelStoreIcon,
-      execute: () => {
-        let page = tracker.currentWidget;
-        if (!page || page.isDisposed) {
-          page = modelStoreWidget(app.serviceManager.serverSettings, app.commands);
-          void tracker.add(page);
-          app.shell.add(page, 'main');
-        } else {
-          page.content.refresh();
-        }
-        app.shell.activateById(page.id);
-      }
-    });
-    palette?.addItem({ command: SHOW_MODEL_STORE, category: 'hubgrid' });
-    launcher?.add({ command: SHOW_MODEL_STORE, category: 'hubgrid', rank: 62, args: { isLauncher: true } });
-    if (restorer) {
-      void restorer.restore(tracker, { command: SHOW_MODEL_STORE, name: () => 'model-store' });
-    }
+      rank: 62,
+      make: () => modelStoreWidget(app.serviceManager.serverSettings, app.commands),
+      refresh: page => page.content.refresh()
+    }, palette, launcher, restorer);
   }
 };

@@ -1,5 +1,9 @@
 /** The Model Store's data as the service describes it (`GET model-store`). */
 
+import type { IProblem } from '../problems';
+
+export type { IProblem };
+
 /** A card: the definition's metadata (every text shown as text). */
 export interface ICard {
   model: string;
@@ -35,11 +39,6 @@ export interface IStoreModel {
   can_manage: boolean;
 }
 
-/** A problem or a warning, with the field it is about. */
-export interface IProblem {
-  field: string;
-  message: string;
-}
 
 /** `POST model-store/{id}/check`'s answer. */
 export interface ICheck {

@@ -6,26 +6,17 @@
  * ServingError with the service's message (and a create's problems).
  */
 
-import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { HubgridApi } from '../sessions/api';
-import { problemsOf } from './model';
-import { ICreateBody, IEndpoint, IProblem, IRule, IToken, IValidation } from './types';
+import { callApi, ProblemsError } from '../problems';
+import { ICreateBody, IEndpoint, IRule, IToken, IValidation } from './types';
 
-const API = 'hubgrid/api/';
 const enc = encodeURIComponent;
 
-/** A refusal: the service's message, its HTTP status (0: no answer), a create's problems. */
-export class ServingError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly problems: IProblem[] = []
-  ) {
-    super(message);
-  }
-}
+/** A refusal: the service's message, its HTTP status (0: no answer), its problems. */
+export const ServingError = ProblemsError;
+export type ServingError = ProblemsError;
 
 export class ServingApi {
   constructor(readonly settings: ServerConnection.ISettings) {
@@ -77,29 +68,7 @@ export class ServingApi {
     return this.call(`endpoints/${enc(id)}/tokens/${enc(tokenId)}`, 'DELETE');
   }
 
-  private async call<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
-    const init: RequestInit = { method };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { 'Content-Type': 'application/json' };
-    }
-    let response: Response;
-    try {
-      response = await ServerConnection.makeRequest(URLExt.join(this.settings.baseUrl, API, path), init, this.settings);
-    } catch (error) {
-      throw new ServingError(`cannot reach this Jupyter server: ${String(error)}`, 0);
-    }
-    const text = await response.text();
-    let data: unknown = null;
-    try {
-      data = text ? JSON.parse(text) : null;
-    } catch {
-      data = null;
-    }
-    if (!response.ok) {
-      const message = (data as { message?: string } | null)?.message || text.slice(0, 500) || response.statusText;
-      throw new ServingError(String(message), response.status, problemsOf(data));
-    }
-    return data as T;
+  private call<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+    return callApi<T>(this.settings, path, method, body);
   }
 }

@@ -6,6 +6,7 @@
  */
 
 import { bytesText, formatAmount } from '../amounts';
+import { groupProblems, problemsOf } from '../problems';
 import {
   ICreateBody,
   IEndpoint,
@@ -221,24 +222,10 @@ export function formField(field: string): keyof IForm | 'other' {
 
 /** Problems (or warnings) grouped by the form field they belong to. */
 export function byField(problems: readonly IProblem[]): Map<keyof IForm | 'other', IProblem[]> {
-  const out = new Map<keyof IForm | 'other', IProblem[]>();
-  for (const p of problems) {
-    const key = formField(p.field);
-    out.set(key, [...(out.get(key) ?? []), p]);
-  }
-  return out;
+  return groupProblems(problems, formField);
 }
 
-/** A create's problems out of a 422's body (`detail`: the validate's problems). */
-export function problemsOf(body: unknown): IProblem[] {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (!Array.isArray(detail)) {
-    return [];
-  }
-  return detail
-    .filter(d => d && typeof d === 'object' && typeof d.field === 'string')
-    .map(d => ({ field: String(d.field), message: String(d.message ?? '') }));
-}
+export { problemsOf };
 
 /** The form's key of what was validated: Create is enabled only for the form as validated. */
 export function formKey(form: IForm): string {

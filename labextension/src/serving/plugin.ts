@@ -6,13 +6,14 @@
  */
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { ILauncher } from '@jupyterlab/launcher';
 
+import { addPageCommand } from '../pagecommand';
 import { logWidget } from '../sessions/LogView';
 import { ServingApi } from './api';
 import { servingIcon } from './icons';
-import { servingWidget, ServingView } from './ServingPage';
+import { servingWidget } from './ServingPage';
 
 export const SHOW_SERVING = 'hubgrid:show-serving';
 
@@ -27,7 +28,6 @@ export const servingPlugin: JupyterFrontEndPlugin<void> = {
     launcher: ILauncher | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const tracker = new WidgetTracker<MainAreaWidget<ServingView>>({ namespace: 'hubgrid-serving' });
     const logs = new Map<string, MainAreaWidget>();
     const openLog = async (api: ServingApi, allocation: string): Promise<void> => {
       let widget = logs.get(allocation);
@@ -39,26 +39,15 @@ export const servingPlugin: JupyterFrontEndPlugin<void> = {
       }
       app.shell.activateById(widget.id);
     };
-    app.commands.addCommand(SHOW_SERVING, {
-      label: args => (args.isLauncher ? 'Serving' : 'hubgrid: Serving'),
+    addPageCommand(app, {
+      command: SHOW_SERVING,
+      name: 'serving',
+      label: 'Serving',
       caption: 'Model-serving endpoints: create from a model folder, replicas, health, logs, tokens, scale',
       icon: servingIcon,
-      execute: () => {
-        let page = tracker.currentWidget;
-        if (!page || page.isDisposed) {
-          page = servingWidget(app.serviceManager.serverSettings, openLog);
-          void tracker.add(page);
-          app.shell.add(page, 'main');
-        } else {
-          page.content.refresh();
-        }
-        app.shell.activateById(page.id);
-      }
-    });
-    palette?.addItem({ command: SHOW_SERVING, category: 'hubgrid' });
-    launcher?.add({ command: SHOW_SERVING, category: 'hubgrid', rank: 60, args: { isLauncher: true } });
-    if (restorer) {
-      void restorer.restore(tracker, { command: SHOW_SERVING, name: () => 'serving' });
-    }
+      rank: 60,
+      make: () => servingWidget(app.serviceManager.serverSettings, openLog),
+      refresh: page => page.content.refresh()
+    }, palette, launcher, restorer);
   }
 };

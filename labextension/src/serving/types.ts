@@ -4,6 +4,10 @@
  * Every amount is an exact string, as the service writes it.
  */
 
+import type { IProblem } from '../problems';
+
+export type { IProblem };
+
 export type SlotMap = { [slot: string]: string };
 
 export interface IReplica {
@@ -101,10 +105,6 @@ export interface IToken {
   token?: string;
 }
 
-export interface IProblem {
-  field: string;
-  message: string;
-}
 
 export interface IValidation {
   ok: boolean;
