@@ -31,7 +31,7 @@ from sqlalchemy.pool import NullPool
 
 from bench import hubproc
 from docker_fixtures import dock  # noqa: F401 - one hub for every Docker session module
-from serving_fixtures import serving, serving_lab  # noqa: F401 - one inference group, one Lab, for every serving module
+from serving_fixtures import bob_lab_server, serving, serving_lab  # noqa: F401 - one inference group, one Lab server, for every serving module
 from slurm_fixtures import slurm_hub  # noqa: F401 - one hub for every Slurm session module
 from quota_service.core import db
 from quota_service.tenancy import accounts as manager

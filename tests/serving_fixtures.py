@@ -18,7 +18,7 @@ import pytest
 
 from docker_fixtures import HOSTS, require_image
 from hub_fixtures import _ok, require
-from session_fixtures import eventually, hub_log, server_of
+from session_fixtures import eventually, hub_log, server_of, spawn, wait_ready
 from ui_fixtures import CHROMIUM, CHROMIUM_ARGS, SLOW, tab
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,12 +104,31 @@ LAB_SERVER = f"pages{uuid.uuid4().hex[:6]}"
 
 
 @pytest.fixture(scope="session")
-def serving_lab(serving):
-    """Chromium launched once per run; bob logged in through the hub's form and
-    his Lab started from the spawn form (project ml, group ``dock``, the base
-    image, 0.5 CPU, 512M) in a Docker session, as a user does. The Lab runs
-    the extension as built into the image: after changing labextension/,
-    rebuild it and the image (docs/serving.md, "Tests")."""
+def bob_lab_server(serving):
+    """bob's Lab server ``LAB_SERVER`` in a Docker session of group ``dock``,
+    started once per run with what the spawn form sends (project ml, the base
+    image, 0.5 CPU, 512M); its Lab URL."""
+    hub = serving.hub
+    r = spawn(hub, "bob", LAB_SERVER, project="ml", resource_group="dock",
+              image="hubgrid/base:latest", cpu="0.5", mem="512M")
+    assert r.status_code in (201, 202), r.text
+    wait_ready(hub, "bob", LAB_SERVER, timeout=180)
+    try:
+        yield f"{hub.url}/user/bob/{LAB_SERVER}/lab"
+    finally:
+        hub.hub_call("DELETE", f"users/bob/servers/{LAB_SERVER}")
+        eventually(lambda: server_of(hub, "bob", LAB_SERVER) is None, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def serving_lab(serving, bob_lab_server):
+    """Chromium for one test module, bob logged in through the hub's form and
+    his Lab (``bob_lab_server``, shared by the modules) open. Per module, not
+    per run: playwright's sync API holds the thread's event loop while it
+    runs, so a Chromium kept to the end of the run broke every later test that
+    runs an event loop. The Lab runs the extension as built into the image:
+    after changing labextension/, rebuild it and the image (docs/serving.md,
+    "Tests")."""
     require("Chromium", Path(CHROMIUM).exists(),
             "bash scripts/install.sh installs Debian's chromium (as root)")
     try:
@@ -131,23 +150,13 @@ def serving_lab(serving):
             page.fill("#password_input", hub.user_password)
             page.click("#login_submit")
             page.wait_for_url("**/hub/**", timeout=SLOW)
-            page.goto(f"{hub.url}/hub/spawn/bob/{LAB_SERVER}")
-            page.select_option("#hg-project", "ml")
-            page.select_option("#hg-rg", "dock")
-            page.select_option("#hg-image", "hubgrid/base:latest")
-            page.fill("#hg-cpu", "0.5")
-            page.fill("#hg-mem", "512M")
-            page.get_by_role("button", name="Start").click()
+            page.goto(bob_lab_server)
             try:
-                page.wait_for_url(f"**/user/bob/{LAB_SERVER}/lab**", timeout=SLOW)
                 tab(page, "jp-hubgrid-summary").wait_for(timeout=SLOW)
             except Exception as e:  # noqa: BLE001 - say where it stopped
                 pytest.fail(f"bob did not get to Lab in Docker at {page.url}: {e} (a stale "
                             f"extension in the image? scripts/build-images.sh)\n{hub_log(hub)}")
-            yield ServingLab(page, context, serving, f"{hub.url}/user/bob/{LAB_SERVER}/lab",
-                             dialogs)
+            yield ServingLab(page, context, serving, bob_lab_server, dialogs)
         finally:
             context.close()
             browser.close()
-            hub.hub_call("DELETE", f"users/bob/servers/{LAB_SERVER}")
-            eventually(lambda: server_of(hub, "bob", LAB_SERVER) is None, timeout=60)

@@ -9,7 +9,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from quota_service.serving.autoscale import Rule, RuleError, decide, rate, wake
+from quota_service.serving.autoscale import Rule, RuleError, decide, rate, wake, within_limits
 
 T = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 OUT = Rule("requests_per_second", "gt", D("10"), 2, 60, 1, 5)
@@ -47,6 +47,24 @@ def test_a_step_at_its_bound_is_refused_with_the_reason():
     assert d.reason.endswith("already at max_replicas 5")
     d = decide(IN, D("0"), 0, None, T)
     assert (d.replicas, d.outcome) == (None, "at-bound") and "min_replicas 0" in d.reason
+
+
+def test_a_step_up_is_held_to_what_the_creators_limits_leave():
+    d = decide(OUT, D("50"), 2, None, T)  # 2 -> 4
+    assert within_limits(d, 2, 2, "") is d and within_limits(d, 2, 5, "") is d
+    held = within_limits(d, 2, 1, "cpu: 4 asked, 1 left")
+    assert (held.replicas, held.outcome) == (3, "clamped")
+    assert held.reason == ("requests_per_second 50 > 10: 2 -> 4 replicas (step +2): clamped to 3 "
+                           "by the creator's limits (cpu: 4 asked, 1 left)")
+    refused = within_limits(d, 2, 0, "cpu: 2 asked, none left")
+    assert (refused.replicas, refused.outcome) == (None, "quota")
+    assert "refused, the creator's limits leave room for no more replica (cpu: 2 asked" in \
+        refused.reason
+    # steps down, refusals and waits are not the limits' business
+    down = decide(IN, D("0.2"), 3, None, T)
+    assert within_limits(down, 3, 0, "x") is down
+    at = decide(OUT, D("50"), 5, None, T)
+    assert within_limits(at, 5, 0, "x") is at
 
 
 def test_the_cooldown_holds_a_step_and_says_until_when():

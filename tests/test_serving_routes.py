@@ -271,3 +271,27 @@ async def test_a_call_wakes_an_endpoint_its_rules_scaled_to_zero(env):  # noqa: 
     for user in ("alice", "root"):
         await env.ok("POST", "internal/serving/wake", user, 401, {"endpoint": ep["id"]})
     await env.ok("POST", "internal/serving/wake", "internal", 422, {"endpoint": 7})
+
+
+async def test_a_step_up_past_the_creators_limits_is_clamped_then_refused(env):  # noqa: F811
+    """alice may hold 2 CPUs: from one replica of 1 CPU (asked for, not yet
+    admitted: it counts), a step of +3 is clamped to 2, the next refused."""
+    env.set_policy(total_resource_slots={"cpu": "2"}, unspecified_limited=False)
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body(replicas=1))
+    rule = {**RULE_OUT, "step": 3, "max_replicas": 5}
+    await env.ok("PATCH", f"endpoints/{ep['id']}", "alice", 200, {"autoscaling": [rule]})
+    await report_calls(env, ep["id"], 0)
+    await report_calls(env, ep["id"], 1000)
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["replicas"] == 2
+    [clamped] = got["scaling_events"]
+    assert (clamped["outcome"], clamped["replicas_before"], clamped["replicas_after"]) == (
+        "clamped", 1, 2)
+    assert "clamped to 2 by the creator's limits" in clamped["reason"]
+    await report_calls(env, ep["id"], 1000)
+    await report_calls(env, ep["id"], 1000)
+    got = await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200)
+    assert got["replicas"] == 2
+    refused = got["scaling_events"][-1]
+    assert refused["outcome"] == "quota" and refused["count"] == 2
+    assert "leave room for no more replica" in refused["reason"] and "cpu" in refused["reason"]

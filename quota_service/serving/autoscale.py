@@ -8,7 +8,9 @@ sooner than ``cooldown`` seconds after the endpoint's last change. Every
 outcome is a ``Decision`` with its reason, recorded on the endpoint, the
 refusals too: a step that would cross a bound is clamped to it and says
 so; one that cannot move at all (already at the bound) says that; a step
-within the cooldown waits and says until when. ``min_replicas`` 0 allows
+within the cooldown waits and says until when; a step up that the creator's
+limits cannot hold is clamped to what they leave, or refused (``quota``)
+when they leave room for none (``within_limits``). ``min_replicas`` 0 allows
 scaling to zero; a call to an endpoint at zero asks for one replica
 (``wake``), whatever the cooldown.
 """
@@ -59,7 +61,7 @@ class Rule:
 @dataclass(frozen=True)
 class Decision:
     replicas: int | None   # the new desired count; None: no change
-    outcome: str           # scaled | clamped | at-bound | cooldown | idle | wake
+    outcome: str           # scaled | clamped | at-bound | cooldown | quota | idle | wake
     reason: str
 
 
@@ -88,6 +90,19 @@ def decide(rule: Rule, value: Decimal | None, replicas: int, last_change: dt.dat
                         f"(a step of {rule.step:+d} clamped to {bound} {bounded})")
     return Decision(target, "scaled", f"{why}: {replicas} -> {target} replicas "
                     f"(step {rule.step:+d})")
+
+
+def within_limits(d: Decision, replicas: int, room: int, why: str) -> Decision:
+    """``d`` held to what the creator's limits leave: ``room`` more replicas
+    fit (``why`` says which limit binds). A step up past it is clamped to it,
+    or refused (``quota``) when none fits; anything else is ``d``."""
+    if d.replicas is None or d.replicas <= replicas or replicas + room >= d.replicas:
+        return d
+    if room <= 0:
+        return Decision(None, "quota", f"{d.reason}: refused, the creator's limits leave room "
+                        f"for no more replica ({why})")
+    return Decision(replicas + room, "clamped", f"{d.reason}: clamped to {replicas + room} by "
+                    f"the creator's limits ({why})")
 
 
 def wake(replicas: int, rule_min: int) -> Decision:

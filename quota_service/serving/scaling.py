@@ -8,8 +8,10 @@ rule that changes the replicas does so (the endpoint's ``replicas`` and
 ``desired_at``, so the serving controller starts or stops them and the
 cooldown counts from now). Every decision but "idle" is recorded on the
 endpoint (``scaling_events``, the last 20): scaled, clamped to a bound,
-refused at a bound, held by the cooldown; a refusal repeated pass after pass
-is one event with its count, first and last time and latest reason.
+refused at a bound, held by the cooldown, clamped or refused by the
+creator's limits (``quota``: the replicas asked for and not yet admitted
+count as held); a refusal repeated pass after pass is one event with its
+count, first and last time and latest reason.
 
 An endpoint whose rules allow zero replicas (a rule's ``min_replicas`` is 0)
 is scaled to zero like any other step; the next call through the gateway
@@ -29,8 +31,10 @@ from sqlalchemy.orm import Session
 
 from . import autoscale
 from .autoscale import Rule, RuleError
+from . import checks
+from ..core import slots as slotlib
 from ..core.errors import Conflict, Hidden, Invalid
-from ..core.models import Endpoint
+from ..core.models import Allocation, Endpoint, Project, User
 from ..core.orm import aware
 
 EVENTS = 20
@@ -67,8 +71,31 @@ def record(events: list[dict], rule: int, d: autoscale.Decision, before: int,
     return [*events, event][-EVENTS:]
 
 
-def judge(e: Endpoint, measures: dict, now: dt.datetime) -> bool:
-    """Apply ``e``'s rules to its ``measures``; True when its replicas changed."""
+def room(s: Session, e: Endpoint, wanted: int) -> tuple[int, str]:
+    """How many of ``wanted`` more replicas of ``e`` its creator's limits hold
+    (their policy, the project, the domain; the replicas asked for and not yet
+    admitted count as held), and the binding limit's words when not all."""
+    owner = s.scalar(select(User).where(User.name == e.created_by))
+    project = s.get(Project, e.project_id)
+    if owner is None or project is None:
+        return wanted, ""
+    admitted = len(s.scalars(select(Allocation.id).where(
+        Allocation.endpoint_id == e.id, Allocation.state.in_(("pending", "allocated")))).all())
+    waiting = max(0, e.replicas - admitted)
+    slots = slotlib.from_text(e.slots)
+    why = ""
+    for k in range(wanted, -1, -1):
+        problems = checks.fit_problems(s, owner, owner.resource_policy, project, slots,
+                                       waiting + k)
+        if not problems:
+            return k, why
+        why = why or "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+    return 0, why
+
+
+def judge(e: Endpoint, measures: dict, now: dt.datetime, limits=None) -> bool:
+    """Apply ``e``'s rules to its ``measures``; True when its replicas changed.
+    ``limits(e, n)``: how many of ``n`` more replicas fit, and why not all (``room``)."""
     if e.state == "terminating" or not e.autoscaling:
         return False
     events = list(e.scaling_events or [])
@@ -80,6 +107,8 @@ def judge(e: Endpoint, measures: dict, now: dt.datetime) -> bool:
         d = autoscale.decide(rule, value, e.replicas, last_change, now)
         if d.outcome == "idle":
             continue
+        if limits is not None and d.replicas is not None and d.replicas > e.replicas:
+            d = autoscale.within_limits(d, e.replicas, *limits(e, d.replicas - e.replicas))
         events = record(events, i, d, e.replicas, now)
         if d.replicas is not None:
             e.replicas, e.desired_at, changed = d.replicas, now, True
@@ -94,7 +123,7 @@ def apply(s: Session, measures: dict[str, dict], now: dt.datetime) -> list[str]:
     out = []
     for e in s.scalars(select(Endpoint).where(Endpoint.autoscaling.is_not(None))
                        .order_by(Endpoint.id)):
-        if judge(e, measures.get(e.id, {}), now):
+        if judge(e, measures.get(e.id, {}), now, lambda e, n: room(s, e, n)):
             out.append(e.id)
     return out
 
