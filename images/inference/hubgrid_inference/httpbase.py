@@ -56,17 +56,29 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         path = self.path.split("?", 1)[0]
+        body_unread = bool(self.headers.get("Content-Length") not in (None, "", "0")
+                           or self.headers.get("Transfer-Encoding"))
         try:
             fn = self.app.routes.get((method, path))
             if fn is None:
                 if any(p == path for _, p in self.app.routes):
                     raise ApiError(405, f"{method} is not allowed on {path}")
-                raise ApiError(404, f"no route {path}", code="not_found")
+                # said so that a caller who picked the wrong kind of model
+                # (chat with an embeddings server) learns what this one does
+                served = ", ".join(sorted({p for _, p in self.app.routes}))
+                raise ApiError(404, f"{self.app.name} serves no {path} (it serves {served})",
+                               code="not_found")
             body = self._read_json() if method == "POST" else None
+            body_unread = False
             answer = fn(self, body)
             if answer is not None:
                 self.send_json(200, answer)
         except ApiError as e:
+            if body_unread:
+                # a refusal before the body was read (no route, a method
+                # not allowed) would leave it in the stream, to be read as
+                # the next request's first line on this connection
+                self.close_connection = True
             self.send_json(e.status, e.body())
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
@@ -102,6 +114,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
