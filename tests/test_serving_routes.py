@@ -148,6 +148,12 @@ def test_history_keeps_changes_only_and_forgets_unrouted_replicas():
     assert [h["up"] for h in b["history"]] == [True]
     r.record({"replicas": [rep("b", True)]}, T + dt.timedelta(seconds=7))
     assert ("e1", "a") not in r.history
+    # a reload's new worker says INI (not probed yet): no change; a first INI is kept
+    r.record({"replicas": [rep("b", True, "INI"), rep("c", True, "INI")]},
+             T + dt.timedelta(seconds=8))
+    [b, c] = r.of("e1", T + dt.timedelta(seconds=8), 30)["replicas"]
+    assert [h["check"] for h in b["history"]] == ["L7OK"]
+    assert [h["check"] for h in c["history"]] == ["INI"]
 
 
 def test_calls_add_up_across_reports():

@@ -131,6 +131,7 @@ def deployed(page, hub, small, tmp_path):
     made = detail.locator(".jp-hubgrid-store-made")
     made.wait_for(timeout=SLOW)
     assert f"Endpoint {NAME} made in project ml" in made.inner_text()
+    assert f"as model {NAME}" in made.locator('[data-field="call-as"]').inner_text()
     [e] = endpoints_named(hub, NAME)
     assert e["store_model"] == small["id"] and e["model_folder"]["id"] == small["folder"]["id"]
     assert e["created_by"] == "bob" and e["slots"]["cpu"] == "0.5"

@@ -50,7 +50,9 @@ class Reports:
             latest.setdefault(r["endpoint"], {})[r["name"]] = state
             key = (r["endpoint"], r["name"])
             past = self.history.setdefault(key, deque(maxlen=self.history_size))
-            if not past or (past[-1]["up"], past[-1]["check"]) != (state["up"], state["check"]):
+            # INI: a reload's new worker has not probed it yet; not a change
+            if (not past or (past[-1]["up"], past[-1]["check"]) != (state["up"], state["check"])
+                    ) and not (past and state["check"] == "INI"):
                 past.append({"at": now, "up": state["up"], "status": state["status"],
                              "check": state["check"], "detail": state["detail"]})
         for key in [k for k in self.history if k[1] not in latest.get(k[0], {})]:

@@ -14,11 +14,13 @@ import {
   inferenceImages,
   modelFolders,
   modelName,
+  probeText,
   problemsOf,
   replicaRows,
   scaleTo,
   slotsText,
   stateText,
+  timeText,
   tokenText
 } from '../serving/model';
 import { IEndpoint, IHealth, IReplica } from '../serving/types';
@@ -145,8 +147,8 @@ describe('an endpoint as the page shows it', () => {
     };
     const rows = replicaRows(detail, health);
     expect(rows.map(r => [r.name, r.probe, r.history.length])).toEqual([
-      ['r1', 'up (L7OK)', 2], ['r2', 'not probed yet', 0], ['r3', 'not routed', 0],
-      ['r0', 'down (L4CON: Connection refused)', 0]
+      ['r1', 'up (L7OK: probe passed)', 2], ['r2', 'not probed yet', 0], ['r3', 'not routed', 0],
+      ['r0', 'down (L4CON: connection refused)', 0]
     ]);
     expect(rows[3].allocation).toBeNull();
     expect(replicaRows(detail, undefined).map(r => r.probe)).toEqual(['not probed yet', 'not probed yet', 'not routed']);
@@ -187,5 +189,22 @@ describe('tokens, scale and who may change it', () => {
     expect(changeNote({ name: 'dave', role: 'domain-admin', domain: 'other' }, e)).toMatch(/creator \(bob\)/);
     expect(changeNote({ name: 'alice', role: 'user', domain: 'acme' }, e))
       .toBe("only its creator (bob) or an admin of domain 'acme' may scale, change or delete it");
+  });
+});
+
+describe('times and probes in words', () => {
+  it('writes the service times to the second, in UTC, and other text as it is', () => {
+    expect(timeText('2026-12-04T10:10:10.131345+00:00')).toBe('2026-12-04 10:10:10 UTC');
+    expect(timeText('2026-12-04T10:10:10Z')).toBe('2026-12-04 10:10:10 UTC');
+    expect(timeText('soon')).toBe('soon');
+    const t = { id: 't', endpoint: 'e1', created_by: 'bob', created_at: 'c', revoked_at: null,
+      expires_at: '2026-12-04T10:10:10.5+00:00' };
+    expect(tokenText({ ...t, state: 'active' })).toBe('active, expires 2026-12-04 10:10:10 UTC');
+  });
+  it("says haproxy's checks in words, keeping the code", () => {
+    expect(probeText({ up: false, check: 'HANA', detail: 'Health analyze' })).toBe(
+      'down (HANA: a call to it failed)');
+    expect(probeText({ up: true, check: 'INI', detail: 'Initializing' })).toBe('up (INI: not probed yet)');
+    expect(probeText({ up: false, check: 'XYZ', detail: 'something new' })).toBe('down (XYZ: something new)');
   });
 });

@@ -194,6 +194,10 @@ export class ModelStoreView extends ReactWidget {
                     Endpoint <b>{this.made.endpoint.name}</b> made in project {this.made.endpoint.project}
                     {' '}({this.made.endpoint.state}): its replicas start now, with {titleOf(current)} read-only at /models.
                   </p>
+                  <p data-field="call-as">
+                    Call it through the gateway as model <code>{this.made.endpoint.name}</code> (the openai
+                    client&apos;s <code>model=</code>), with a token of it or your own hub token.
+                  </p>
                   <Notes items={this.made.warnings} kind="warning" />
                   {canServe ? (
                     <button className="jp-mod-styled" onClick={() => void this.commands?.execute(SHOW_SERVING)}>

@@ -7,7 +7,7 @@
 
 import * as React from 'react';
 
-import { eventText } from './model';
+import { eventText, timeText } from './model';
 import { COMPARATORS, EMPTY_RULE, IRuleForm, METRICS, ruleOf, ruleText, withoutRule, withRule } from './rules';
 import { IEndpoint, IRule } from './types';
 
@@ -78,7 +78,7 @@ export function Autoscaling(props: IProps): JSX.Element {
       {e.scaling_events.length > 0 && (
         <ul className="jp-hubgrid-serving-events" aria-label="Scaling events">
           {e.scaling_events.slice().reverse().map((ev, i) => (
-            <li key={i}>{ev.at}: {eventText(ev)}</li>
+            <li key={i}>{timeText(ev.at)}: {eventText(ev)}</li>
           ))}
         </ul>
       )}

@@ -17,11 +17,13 @@ import {
   expiryDays,
   gatewayUrls,
   healthText,
+  probeText,
   replicaRows,
   replicasText,
   scaleTo,
   slotsText,
   stateText,
+  timeText,
   tokenText
 } from './model';
 import { IEndpoint, IToken } from './types';
@@ -118,7 +120,7 @@ export function EndpointDetail(props: IProps): JSX.Element {
               <td data-field="probe">{r.probe}</td>
               <td data-field="history">
                 {r.history.slice(-5).map((h, i) => (
-                  <div key={i}>{h.at}: {h.up ? 'up' : 'down'}{h.check ? ` (${h.check})` : ''}</div>
+                  <div key={i}>{timeText(h.at)}: {probeText(h)}</div>
                 ))}
               </td>
               <td>

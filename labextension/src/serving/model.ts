@@ -262,10 +262,32 @@ export interface IReplicaRow {
   history: IProbe[];
 }
 
-/** "up (L7OK)" / "down (L4CON: Connection refused)". */
+/** haproxy's check codes in words (the code stays beside them). */
+const CHECK_WORDS: { [code: string]: string } = {
+  L7OK: 'probe passed',
+  L7OKC: 'probe passed',
+  L7STS: 'probe got the wrong status',
+  L7RSP: 'probe got no valid answer',
+  L7TOUT: 'probe timed out',
+  L4CON: 'connection refused',
+  L4TOUT: 'connection timed out',
+  L6TOUT: 'connection timed out',
+  SOCKERR: 'socket error',
+  HANA: 'a call to it failed',
+  INI: 'not probed yet'
+};
+
+/** "up (L7OK: probe passed)" / "down (L4CON: connection refused)". */
 export function probeText(h: Pick<IReplicaHealth, 'up' | 'check' | 'detail'>): string {
-  const what = [h.check, h.detail].filter(Boolean).join(': ');
+  const words = CHECK_WORDS[h.check] ?? h.detail;
+  const what = [h.check, words].filter(Boolean).join(': ');
   return `${h.up ? 'up' : 'down'}${what ? ` (${what})` : ''}`;
+}
+
+/** An ISO time of the service as people read it: "2026-12-04 10:10:10 UTC" (other text as it is). */
+export function timeText(iso: string): string {
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?(\+00:00|Z)$/.exec(iso);
+  return m ? `${m[1]} ${m[2]} UTC` : iso;
 }
 
 /**
@@ -309,9 +331,10 @@ export function eventText(e: IScalingEvent): string {
 /** A token's line: its state and when it ends (or ended). */
 export function tokenText(t: IToken): string {
   if (t.state === 'revoked') {
-    return `revoked ${t.revoked_at ?? ''}`.trim();
+    return `revoked ${timeText(t.revoked_at ?? '')}`.trim();
   }
-  return t.state === 'expired' ? `expired ${t.expires_at}` : `active, expires ${t.expires_at}`;
+  const ends = timeText(t.expires_at);
+  return t.state === 'expired' ? `expired ${ends}` : `active, expires ${ends}`;
 }
 
 /** The expiry the token form sends: whole days from 1 to `max`. */
