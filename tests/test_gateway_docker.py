@@ -77,22 +77,30 @@ def through_the_gateway(client, dock, hub, e, token):
                       json={"model": "all-minilm-l6-v2", "input": "one"})
     assert r.status_code == 200 and len(r.json()["data"][0]["embedding"]) == 384
 
-    # kill one replica's container: every call still answers, from the other;
-    # the controller replaces it (too fast here for a report to be sure to see
-    # the endpoint degraded: tests/test_serving_routes.py judges that rule, and
-    # tests/test_gateway.py haproxy's marking a killed replica down)
+    # kill one replica's container: every call still answers, from the other.
+    # The node takes no new session meanwhile (drained), so its replacement
+    # waits in the queue and the endpoint reads degraded but reachable for as
+    # long as we look; undrained, the controller's replacement serves
     held = [a for a in dock.hub.call("GET", "allocations?state=allocated", "bob").json()
             if a.get("endpoint") == e["id"]]
     url, c = dock.container(held[0]["id"])
-    dock.engines[url].kill(c["Id"])
-    answers = [client.embeddings.create(model="emb", input=f"after {i}") for i in range(10)]
-    assert all(len(a.data[0].embedding) == 384 for a in answers)
+    _ok(hub.call("PATCH", "nodes/serve-a", "admin", json={"schedulable": False}), 200)
+    try:
+        dock.engines[url].kill(c["Id"])
+        answers = [client.embeddings.create(model="emb", input=f"after {i}") for i in range(10)]
+        assert all(len(a.data[0].embedding) == 384 for a in answers)
+        h = healthy(hub, e["id"], "degraded", 1)
+        assert h["reachable"] is True and h["replicas_wanted"] == 2
+        until_state(hub, e["id"], "degraded", 1)
+        assert client.embeddings.create(model="emb", input="degraded").data[0].embedding
+    finally:
+        _ok(hub.call("PATCH", "nodes/serve-a", "admin", json={"schedulable": True}), 200)
     until_state(hub, e["id"], "running", 2)
     healthy(hub, e["id"], "healthy", 2)
     assert client.embeddings.create(model="emb", input="healed").data[0].embedding
     # every call counted for the endpoint
     calls = endpoint(hub, e["id"])["health"]["calls"]
-    assert eventually(lambda: endpoint(hub, e["id"])["health"]["calls"].get("2xx", 0) >= 13,
+    assert eventually(lambda: endpoint(hub, e["id"])["health"]["calls"].get("2xx", 0) >= 14,
                       timeout=30), calls
 
 
