@@ -76,6 +76,7 @@ class WakeHandler(APIHandler):
 
     caller_kind = "internal"
     bodies = {"post": WakeBody}
+    success = {"post": "200"}
 
     async def post(self):
         """Start one replica of an endpoint its rules scaled to zero (scaling.wake)."""
