@@ -134,21 +134,24 @@ class Base(web.RequestHandler):
         self.finish(json.dumps({"error": {"message": message, "type": kind, "param": None,
                                           "code": code}}))
 
-    def secret(self) -> str | None:
+    def bearer(self) -> tuple[str | None, bool]:
+        """The secret presented, and whether it is the user's own hub token
+        given as the Bearer (usercred.py) rather than an endpoint token."""
         secret = access.bearer({k.lower(): v for k, v in self.request.headers.items()})
-        if secret and self.state.users is not None and usercred.hub_bearer(
-                secret, self.state.table.tokens):
-            return None  # the user's own hub token as the Bearer (usercred.py)
-        return secret
+        return secret, bool(secret and self.state.users is not None and usercred.hub_bearer(
+            secret, self.state.table.tokens))
+
+    def secret(self) -> str | None:
+        secret, hub = self.bearer()
+        return None if hub else secret
 
     def now(self) -> dt.datetime:
         return dt.datetime.now(dt.timezone.utc)
 
     async def users(self) -> frozenset[str] | None:
         """What a presented hub token opens (usercred.py); None without one."""
-        secret = access.bearer({k.lower(): v for k, v in self.request.headers.items()})
-        if secret and self.state.users is not None and usercred.hub_bearer(
-                secret, self.state.table.tokens):
+        secret, hub = self.bearer()
+        if hub:
             return await self.state.users.endpoints(secret)
         return await usercred.opened(self.state.users, self.request.headers)
 

@@ -157,10 +157,16 @@ def fit_problems(s: Session, user: User, policy_name: str, project: Project,
     """Whether ``replicas`` x ``slots`` fit what ``user``'s limits leave in
     ``project`` (their policy, the project, the domain: as the spawn form's
     "remaining", ``ledger.spawn_choices``)."""
+    return fit.problems(slots, replicas, *room_left(s, user, policy_name, project, slots))
+
+
+def room_left(s: Session, user: User, policy_name: str, project: Project,
+              slots: dict[str, Decimal]) -> tuple[dict, int | None]:
+    """What ``user``'s limits leave in ``project`` of each of ``slots``, and of
+    sessions (``fit.problems``' last two arguments), read once."""
     held = holdings.domain_usage(s, project.domain_id)
     levels = ledger.limit_levels(user, project, ledger.policy_of(s, policy_name), held)
-    return fit.problems(slots, replicas, admission.remaining(levels, tuple(slots)),
-                        admission.sessions_left(levels))
+    return admission.remaining(levels, tuple(slots)), admission.sessions_left(levels)
 
 
 def check(s: Session, p: Principal, body, hosts, now, access=None) -> Checked:

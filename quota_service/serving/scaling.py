@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from . import autoscale
 from .autoscale import Rule, RuleError
-from . import checks
+from . import checks, fit
 from ..core import slots as slotlib
 from ..core.errors import Conflict, Hidden, Invalid
 from ..core.models import Allocation, Endpoint, Project, User
@@ -83,10 +83,10 @@ def room(s: Session, e: Endpoint, wanted: int) -> tuple[int, str]:
         Allocation.endpoint_id == e.id, Allocation.state.in_(("pending", "allocated")))).all())
     waiting = max(0, e.replicas - admitted)
     slots = slotlib.from_text(e.slots)
+    left = checks.room_left(s, owner, owner.resource_policy, project, slots)
     why = ""
     for k in range(wanted, -1, -1):
-        problems = checks.fit_problems(s, owner, owner.resource_policy, project, slots,
-                                       waiting + k)
+        problems = fit.problems(slots, waiting + k, *left)
         if not problems:
             return k, why
         why = why or "; ".join(f"{p['field']}: {p['message']}" for p in problems)
