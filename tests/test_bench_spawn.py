@@ -27,8 +27,13 @@ def test_the_spawn_benchmark_times_both_spawners(capsys):
     assert out["ratio hubgrid/stock"] == out["hubgrid"]["median"] / out["stock"]["median"]
     assert out["ratio hubgrid/hubgrid-host"] == \
         out["hubgrid"]["median"] / out["hubgrid-host"]["median"]
+    # where the CPU went: each container's cgroup until ready, the hub's processes
+    for k in ("hubgrid", "hubgrid-host", "stock"):
+        assert out[k]["cpu"]["container_median"] > 0.1  # a Jupyter server's start
+        assert out[k]["cpu"]["hub_per_spawn"] > 0
     printed = capsys.readouterr().out
     assert "ratio hubgrid/hubgrid-host (median)" in printed and "hubgrid-host median" in printed
+    assert "CPU s: container until ready" in printed
 
 
 def test_unknown_kinds_are_refused(capsys):
@@ -37,3 +42,27 @@ def test_unknown_kinds_are_refused(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--kinds", "hubgrid,podman"])
     assert e.value.code == 2 and "unknown podman" in capsys.readouterr().err
+
+
+def test_cpu_is_read_from_the_kernel(tmp_path):
+    """The process-group and daemon counters read /proc: a child that burns
+    CPU in a group of its own is counted there and nowhere else."""
+    import subprocess
+
+    from bench.spawn import cpu
+
+    burn = subprocess.Popen([sys.executable, "-c",
+                             "import time\nt = time.process_time()\n"
+                             "while time.process_time() - t < 0.3: pass\n"
+                             "import sys; sys.stdout.write('done'); sys.stdout.flush()\n"
+                             "time.sleep(30)"],
+                            stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert burn.stdout.read(4) == b"done"
+        assert 0.25 <= cpu.group_seconds(burn.pid) < 5
+        assert cpu.processes_seconds(lambda comm, _f: comm == "no-such-process") == 0
+    finally:
+        burn.kill()
+        burn.wait()
+        burn.stdout.close()
+    assert cpu.container_seconds("0" * 64) is None  # no such container

@@ -38,6 +38,7 @@ from pathlib import Path
 import requests
 
 from bench.hubproc import Hub, launch_hub, stop_hub
+from bench.spawn import cpu
 
 STOCK_CONFIG = """
 from dockerspawner import DockerSpawner
@@ -88,7 +89,9 @@ def _prepare(hub: Hub, kind: str, users: list[str], image: str, url: str) -> Non
         _ok(hub.call("POST", "images/scan", "admin"), 200)
 
 
-def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float) -> float:
+def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float,
+                    docker_url: str) -> tuple[float, float | None]:
+    """(seconds until ready, CPU seconds its container used until then)."""
     t0 = time.perf_counter()
     r = hub.hub_call("POST", f"users/{user}/server", json={"user_options": options})
     if r.status_code not in (201, 202):
@@ -96,7 +99,9 @@ def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float) -> float
     while time.perf_counter() - t0 < timeout:
         server = hub.hub_call("GET", f"users/{user}").json()["servers"].get("")
         if server and server["ready"]:
-            return time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            container = cpu.container_id(docker_url, "-" + user)
+            return took, cpu.container_seconds(container) if container else None
         time.sleep(0.1)
     raise RuntimeError(f"{user}'s server was not ready after {timeout}s")
 
@@ -137,7 +142,7 @@ def phases(log: str, users: list[str]) -> list[tuple[float, float]]:
     return out
 
 
-def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[float, float]]]:
+def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[float, float]], dict]:
     state = workdir / f"{kind}-{uuid.uuid4().hex[:6]}"
     state.mkdir()
     config = STOCK_CONFIG.format(image=args.image, url=args.docker_url) if kind == "stock" else (
@@ -150,10 +155,16 @@ def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[flo
     try:
         _prepare(hub, kind, users, args.image, args.docker_url)
         options = {"image": args.image, **HUBGRID_OPTIONS} if kind != "stock" else {}
+        hub0, engines0 = cpu.group_seconds(hub.process.pid), cpu.daemons_seconds()
         with ThreadPoolExecutor(args.concurrency) as pool:
-            times = list(pool.map(lambda u: _spawn_and_wait(hub, u, options, 300), users))
+            done = list(pool.map(lambda u: _spawn_and_wait(hub, u, options, 300, args.docker_url),
+                                 users))
+        usage = {"container": [c for _, c in done if c is not None],
+                 "hub": cpu.group_seconds(hub.process.pid) - hub0,
+                 "engines": cpu.daemons_seconds() - engines0}
         _stop_all(hub, users)
-        return times, phases((state / "hub.log").read_text(errors="replace"), users)
+        return ([t for t, _ in done], phases((state / "hub.log").read_text(errors="replace"), users),
+                usage)
     finally:
         stop_hub(hub)
 
@@ -179,13 +190,17 @@ def main(argv=None) -> dict:
         ap.error(f"--kinds: unknown {', '.join(sorted(unknown)) or '(none given)'}")
     results: dict[str, list[float]] = {k: [] for k in kinds}
     split: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
+    usage: dict[str, dict] = {k: {"container": [], "hub": 0.0, "engines": 0.0} for k in kinds}
     with tempfile.TemporaryDirectory(prefix="hubgrid-bench-spawn-") as tmp:
         for r in range(args.rounds):
             order = kinds if r % 2 == 0 else kinds[::-1]
             for kind in order:
-                times, parts = run_one(kind, args, Path(tmp))
+                times, parts, used = run_one(kind, args, Path(tmp))
                 results[kind] += times
                 split[kind] += parts
+                usage[kind]["container"] += used["container"]
+                usage[kind]["hub"] += used["hub"]
+                usage[kind]["engines"] += used["engines"]
     out = {k: {"median": statistics.median(v), "p90": _p(v, 0.9), "n": len(v)}
            for k, v in results.items()}
     for k, parts in split.items():
@@ -202,6 +217,16 @@ def main(argv=None) -> dict:
             print(f"  {k:12s} (hub's log, medians) until the container starts "
                   f"{out[k]['to_container']:5.2f} s, from there to ready "
                   f"{out[k]['container_to_ready']:6.2f} s")
+    for k in kinds:
+        n, used = len(results[k]), usage[k]
+        out[k]["cpu"] = {
+            "container_median": statistics.median(used["container"]) if used["container"] else None,
+            "hub_per_spawn": used["hub"] / n, "engines_per_spawn": used["engines"] / n}
+        c = out[k]["cpu"]["container_median"]
+        print(f"  {k:12s} CPU s: container until ready "
+              f"{'-' if c is None else f'{c:5.2f}'} (median), hub's processes "
+              f"{out[k]['cpu']['hub_per_spawn']:5.2f} and Docker's daemons "
+              f"{out[k]['cpu']['engines_per_spawn']:5.2f} per spawn (the burst, while it ran)")
     for a, b, target in (("hubgrid", "stock", "1.05"), ("hubgrid", "hubgrid-host", "1.05"),
                          ("hubgrid-host", "stock", "1.05")):
         if a in out and b in out:
