@@ -4,7 +4,8 @@ as the same requests one transaction each, in the same order.
 Random rounds of submits and releases (some of them failing: an allocation
 that does not exist) go through the group commit all at once, with random
 batch sizes, so that the batches' memos carry admissions, queued requests,
-releases and cancellations from one decision to the next; between rounds,
+releases and cancellations from one decision to the next, and from one
+batch to the next (one group commit for the whole play); between rounds,
 an admin changes a policy, drains or restores a node, renumbers a node's
 devices or a queue pass runs, each in its own transaction as the service
 does them. The oracle is the same sequence, one ledger transaction per
@@ -112,16 +113,26 @@ def one_by_one(cluster, round_works):
     return outcomes
 
 
-def batched(cluster, round_works, max_batch: int):
-    commit = GroupCommit(cluster.world.session_factory, ledger_lock=True, max_batch=max_batch,
-                         fresh=batchmemo.install)
+def group_commit(cluster, max_batch: int = 200) -> GroupCommit:
+    """The ledger's group commit as the service makes it: each batch starts
+    from what the last one left (``batchmemo.Carry``) while nobody else
+    changed the allocations."""
+    return GroupCommit(cluster.world.session_factory, ledger_lock=True, max_batch=max_batch,
+                       view=batchmemo.Carry())
+
+
+def batched(cluster, round_works, max_batch: int, commit: GroupCommit | None = None):
+    """The round's works queued at once on ``commit`` (a new one if None)."""
+    commit = commit or group_commit(cluster)
+    commit.max_batch, before = max_batch, commit.batches
 
     async def all_at_once():
         return await asyncio.gather(*(commit.run(w) for w in round_works),
                                     return_exceptions=True)
 
     values = asyncio.run(all_at_once())
-    assert commit.batches == -(-len(round_works) // max_batch)  # full batches, in order
+    # full batches, in order
+    assert commit.batches - before == -(-len(round_works) // max_batch)
     return [(not isinstance(v, Exception), v) for v in values]
 
 
@@ -148,7 +159,12 @@ def ledger_rows(cluster, ids: list[str]):
 
 
 def play(cluster, setup, plan, batch: bool):
+    """The plan's rounds, batched on one group commit kept for the whole
+    play (so what a round's last batch read carries to the next round's
+    first, unless the admin's change between them made it stale) or one
+    transaction each."""
     start(cluster, setup)
+    commit = group_commit(cluster)
     ids: list[str] = []
     trace = []
     # a policy lowered, or a GPU's model changed, under what runs: the
@@ -156,7 +172,7 @@ def play(cluster, setup, plan, batch: bool):
     rules_moved = False
     for round_ops, admin, max_batch in plan:
         round_works = works(cluster, round_ops, list(ids))
-        outcomes = (batched(cluster, round_works, max_batch) if batch
+        outcomes = (batched(cluster, round_works, max_batch, commit) if batch
                     else one_by_one(cluster, round_works))
         trace.append([answer(o, ids) for o in outcomes])
         if not rules_moved:

@@ -9,16 +9,18 @@ for one BEGIN, one lock and one COMMIT per batch instead of one per write
 caller's answer comes after its batch committed, exactly as with its own
 transaction; a failed COMMIT fails every write of the batch.
 
-``fresh(session)`` is called when a batch begins and after a write failed:
-what it keeps for the batch in ``session.info`` (``batchmemo``) may then be
-stale and is made anew.
+A ``view`` (``batchmemo.Carry``) keeps what the batch's writes read in
+``session.info``: ``begin(session)`` when a batch begins, ``failed(session)``
+after a write was rolled back (what it moved may be wrong), ``ending(session)``
+after the last write, before the COMMIT, and ``committed()`` once that
+succeeded (so a view may outlive its batch).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -27,13 +29,25 @@ from . import db, orm
 T = TypeVar("T")
 
 
+class BatchView(Protocol):
+    """What a batch's writes read, kept beside it (see the module's doc)."""
+
+    def begin(self, s: Session) -> None: ...
+
+    def failed(self, s: Session) -> None: ...
+
+    def ending(self, s: Session) -> None: ...
+
+    def committed(self) -> None: ...
+
+
 class GroupCommit:
     """A queue of writes to one database, committed in batches."""
 
     def __init__(self, factory: sessionmaker[Session], *, ledger_lock: bool = False,
-                 max_batch: int = 200, fresh: Callable[[Session], None] | None = None):
+                 max_batch: int = 200, view: BatchView | None = None):
         self.factory, self.ledger_lock, self.max_batch = factory, ledger_lock, max_batch
-        self.fresh = fresh
+        self.view = view
         self._queue: list[tuple[Callable[[Session], Any], asyncio.Future]] = []
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -69,10 +83,11 @@ class GroupCommit:
 
     def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
+        view = self.view
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
             orm.hold_loaded(s)  # the rows one write read serve the next ones too
-            if self.fresh is not None:
-                self.fresh(s)
+            if view is not None:
+                view.begin(s)
             for work in works:
                 savepoint = s.begin_nested()
                 try:
@@ -80,10 +95,14 @@ class GroupCommit:
                     savepoint.commit()
                 except Exception as exc:
                     savepoint.rollback()
-                    if self.fresh is not None:
-                        self.fresh(s)
+                    if view is not None:
+                        view.failed(s)
                     outcomes.append((False, exc))
                 else:
                     outcomes.append((True, value))
+            if view is not None:
+                view.ending(s)
+        if view is not None:
+            view.committed()
         self.batches += 1
         return outcomes

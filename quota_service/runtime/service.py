@@ -67,7 +67,7 @@ class ServiceRuntime:
     def ledger_batches(self) -> GroupCommit:
         """Decisions and releases arriving together, in one transaction
         holding the ledger lock (``core.groupcommit``, ``scheduling.batchmemo``)."""
-        return self._group_commit("ledger", ledger_lock=True, fresh=batchmemo.install)
+        return self._group_commit("ledger", ledger_lock=True, view=batchmemo.Carry())
 
     @property
     def write_batches(self) -> GroupCommit:

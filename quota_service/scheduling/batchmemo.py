@@ -12,6 +12,20 @@ admission, queued request, release and cancellation of the batch itself
 what it would have read from the database, without reading it. The batch
 holds the ledger lock throughout: nobody else changes any of it meanwhile.
 A write that failed (rolled back to its savepoint) leaves the memo made anew.
+
+The memo outlives its batch (``Carry``): once the batch committed, the next
+batch starts from it as long as nobody else changed the allocations
+meanwhile -- a queue pass, a reconcile, an admin, another process, plain SQL
+-- which the database's own counter of them says (``ledger_counters`` row
+``allocations``, moved by triggers with every change to the columns read
+here: migration 0021). So a stream of decisions reads what the domains hold
+and what runs in a group once, not once per batch. What is kept of a group
+(its running sessions, its nodes with them subtracted, its line) is tied to
+the group's rows it was made from (``groupcache``): a group changed since
+(a node drained, a device replaced, the line's rules) is read again. Every
+writer of those columns holds the ledger lock (as the batch itself relies
+on), so the counter read at the end of a batch counts exactly the batch's
+own changes and what it read.
 """
 
 from __future__ import annotations
@@ -19,11 +33,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import NamedTuple
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import holdings
+from . import groupview, holdings
 from ..core import slots as slotlib
-from ..core.models import Allocation
+from ..core.models import Allocation, LedgerCounter
 
 #: ``Session.info`` key of the batch's memo
 KEY = "hubgrid_batch_memo"
@@ -39,7 +54,7 @@ class Running(NamedTuple):
 
 
 def install(s: Session) -> None:
-    """Give ``s``'s batch a new memo (``groupcommit``'s ``fresh``)."""
+    """Give ``s``'s batch a new memo."""
     s.info[KEY] = Memo()
 
 
@@ -48,12 +63,65 @@ def of(s: Session) -> Memo | None:
     return s.info.get(KEY)
 
 
+#: the counter of the allocations' changes (migration 0021)
+COUNTER = "allocations"
+
+
+def generation(s: Session) -> int | None:
+    """The allocations' counter as ``s``'s transaction sees it (None: a
+    database without it, whose memos are never kept)."""
+    return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == COUNTER))
+
+
+class Carry:
+    """The memo one batch leaves to the next (``groupcommit``'s ``view``):
+    kept when the batch committed, used by the next batch when the
+    allocations' counter is where the kept one read it at its end."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[int, Memo] | None = None
+        self._ending: tuple[int, Memo] | None = None
+        #: batches that started from the last one's memo (for tests and figures)
+        self.carried = 0
+
+    def begin(self, s: Session) -> None:
+        kept, self._kept, self._ending = self._kept, None, None
+        if kept is not None and generation(s) == kept[0]:
+            s.info[KEY] = kept[1]
+            self.carried += 1
+        else:
+            install(s)
+
+    def failed(self, s: Session) -> None:
+        """A write of the batch was rolled back: what it moved may be wrong."""
+        install(s)
+
+    def ending(self, s: Session) -> None:
+        """The batch's writes are done, its COMMIT next."""
+        gen, memo = generation(s), of(s)
+        self._ending = None if gen is None or memo is None else (gen, memo)
+
+    def committed(self) -> None:
+        self._kept, self._ending = self._ending, None
+
+
 class Memo:
     def __init__(self) -> None:
         self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
         self._running: dict[int, list] = {}
         self._blocking: dict[int, int] = {}
         self._clusters: dict[int, object] = {}
+        #: per group id: the group's rows (``groupcache.GroupRow``) what is kept was made with
+        self._groups: dict[int, object] = {}
+
+    def _group(self, rg) -> None:
+        """Forget what was kept of ``rg``'s group if it came from other rows
+        of it (the group changed since)."""
+        if self._groups.get(rg.id) is not rg:
+            self._running.pop(rg.id, None)
+            self._blocking.pop(rg.id, None)
+            self._clusters.pop(rg.id, None)
+            self._groups[rg.id] = rg
 
     # -- reading, once per batch -------------------------------------------------
 
@@ -64,12 +132,14 @@ class Memo:
 
     def running(self, s: Session, rg, read) -> list:
         """``read(s, rg)`` (``ledger.running_in``) once per group."""
+        self._group(rg)
         if rg.id not in self._running:
             self._running[rg.id] = list(read(s, rg))
         return self._running[rg.id]
 
     def blocking(self, s: Session, rg, read) -> int:
         """``read(s, rg)`` (``ledger.blocking_queue``) once per group."""
+        self._group(rg)
         if rg.id not in self._blocking:
             self._blocking[rg.id] = read(s, rg)
         return self._blocking[rg.id]
@@ -77,6 +147,7 @@ class Memo:
     def cluster(self, rg, running: list, build):
         """``build(rg, running)`` (``ledger.cluster_state``) once per group
         while only admissions change it (``placed``)."""
+        self._group(rg)
         if rg.id not in self._clusters:
             self._clusters[rg.id] = build(rg, running)
         return self._clusters[rg.id]
@@ -105,12 +176,18 @@ class Memo:
         """``a`` (``was`` allocated or pending) just ended."""
         self._count(a, was, slotlib.from_text(a.slots), -1)
         if was == "allocated":
-            rows = self._running.get(a.resource_group_id)
+            rg_id = a.resource_group_id
+            rows = self._running.get(rg_id)
             if rows is not None:
-                self._running[a.resource_group_id] = [r for r in rows if r.id != a.id]
-            # read again when asked: a node shrunk under its sessions counts nothing
-            # free, which taking back what one session held would not say
-            self._clusters.pop(a.resource_group_id, None)
+                rows = self._running[rg_id] = [r for r in rows if r.id != a.id]
+            cluster = self._clusters.get(rg_id)
+            if cluster is not None and rows is not None and a.node_id is not None:
+                # its node read again from what still runs there (a node shrunk
+                # under its sessions counts nothing free, which taking back what
+                # one session held would not say)
+                groupview.refresh_node(cluster, self._groups[rg_id], a.node_id, rows)
+            else:
+                self._clusters.pop(rg_id, None)  # read again when asked
         elif was == "pending":
             self._blocking.pop(a.resource_group_id, None)  # read again when asked
 

@@ -88,6 +88,21 @@ def _static_nodes(rg) -> list[tuple]:
     return out
 
 
+def _free(n, cpu: int, mem: int, position: dict, running) -> tuple[int, int, tuple]:
+    """What node ``n`` (capacity ``cpu`` milli-cores, ``mem`` bytes) has free
+    with the ``running`` sessions on it subtracted: (cpu, mem, GPU milli)."""
+    gpu_free = [GPU_MILLI] * len(n.devices)
+    cpu_free, mem_free = cpu, mem
+    for a in running:
+        amounts = slotlib.from_text(a.slots)
+        cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
+        mem_free -= int(amounts.get("mem", ZERO))
+        for g in a.gpus:
+            gpu_free[position[g["index"]]] -= int(Decimal(g["share"]) * THOUSAND)
+    # a node shrunk below what runs on it has nothing free (not less)
+    return max(cpu_free, 0), max(mem_free, 0), tuple(gpu_free)
+
+
 def cluster_state(rg, running: list[Allocation]) -> ClusterState:
     """The group's nodes with what the allocated sessions hold subtracted."""
     by_node: dict[int, list[Allocation]] = {}
@@ -96,19 +111,28 @@ def cluster_state(rg, running: list[Allocation]) -> ClusterState:
             by_node.setdefault(a.node_id, []).append(a)
     nodes = []
     for n, rank, cpu, mem, position, models in _static_nodes(rg):
-        gpu_free = [GPU_MILLI] * len(n.devices)
-        cpu_free, mem_free = cpu, mem
-        for a in by_node.get(n.id, []):
-            amounts = slotlib.from_text(a.slots)
-            cpu_free -= int(amounts.get("cpu", ZERO) * THOUSAND)
-            mem_free -= int(amounts.get("mem", ZERO))
-            for g in a.gpus:
-                gpu_free[position[g["index"]]] -= int(Decimal(g["share"]) * THOUSAND)
+        cpu_free, mem_free, gpu_free = _free(n, cpu, mem, position, by_node.get(n.id, ()))
         nodes.append(PNode(
-            # a node shrunk below what runs on it has nothing free (not less)
-            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=max(cpu_free, 0),
-            mem_free=max(mem_free, 0), gpu_model=min(models) if models else "",
-            gpu_free=tuple(gpu_free), schedulable=n.schedulable, rank=rank,
+            name=n.name, cpu_capacity=cpu, mem_capacity=mem, cpu_free=cpu_free,
+            mem_free=mem_free, gpu_model=min(models) if models else "",
+            gpu_free=gpu_free, schedulable=n.schedulable, rank=rank,
             takes_shares=not n.share_check or n.shares_unenforced,
         ))
     return ClusterState(nodes)
+
+
+def refresh_node(cluster: ClusterState, rg, node_id: int, running: list) -> None:
+    """Node ``node_id`` of ``cluster`` (made by ``cluster_state`` from
+    ``rg``) read again from the group's ``running`` sessions, e.g. after one
+    of them ended: exactly what ``cluster_state`` would make of it now."""
+    memo = getattr(rg, "memo", None)
+    by_id = memo.get("nodes_by_id") if memo is not None else None
+    if by_id is None:
+        by_id = {entry[0].id: entry for entry in _static_nodes(rg)}
+        if memo is not None:
+            memo["nodes_by_id"] = by_id
+    if node_id not in by_id:  # a node no longer in the group: not in its cluster either
+        return
+    n, _rank, cpu, mem, position, _models = by_id[node_id]
+    cluster.set_free(n.name, *_free(n, cpu, mem, position,
+                                    [a for a in running if a.node_id == node_id]))

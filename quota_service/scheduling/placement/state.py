@@ -156,6 +156,15 @@ class ClusterState:
             gpus[index] += milli
         self._touch(i)
 
+    def set_free(self, name: str, cpu_free: int, mem_free: int, gpu_free) -> None:
+        """What node ``name`` has free, as read anew (e.g. after a session
+        on it ended: the owner derives it from what still runs there)."""
+        i = self.index[name]
+        if len(gpu_free) != len(self.gpu_free[i]):
+            raise PlacementError(f"{name}: {len(gpu_free)} GPUs given, it has {len(self.gpu_free[i])}")
+        self.cpu_free[i], self.mem_free[i], self.gpu_free[i] = cpu_free, mem_free, list(gpu_free)
+        self._touch(i)
+
     def set_schedulable(self, name: str, schedulable: bool) -> None:
         """Drain a node (False) or open it again; what runs there stays."""
         i = self.index[name]

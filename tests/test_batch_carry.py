@@ -1,0 +1,136 @@
+"""What one batch of decisions read is kept for the next (scheduling.batchmemo.Carry)
+only while the database says nobody else changed it: the allocations'
+counter (migration 0021) moves with every change to what the view reads,
+whoever makes it, and a group whose rows changed is read again. On SQLite
+and PostgreSQL (the ``prop`` cluster of tests/test_ledger_property.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import sqlalchemy as sa
+
+from quota_service.core import db
+from quota_service.core.models import Allocation
+from quota_service.scheduling import ledger
+from test_ledger_batched import batched, group_commit, works
+from test_ledger_property import prop  # noqa: F401 (the fixture: NODES granted to acme)
+
+
+def counter(cluster) -> int:
+    with cluster.world.session_factory() as s:
+        return s.scalar(sa.text("SELECT value FROM ledger_counters WHERE name = 'allocations'"))
+
+
+def run_sql(cluster, statement: str) -> None:
+    """``statement`` in a transaction of its own, as another writer would."""
+    with db.transaction(cluster.world.session_factory) as s:
+        s.execute(sa.text(statement))
+
+
+def unlimited(cluster, sessions=None, pending=None) -> None:
+    cluster.set_policy("default", total_resource_slots={}, max_concurrent_sessions=sessions,
+                       max_pending_sessions=pending)
+
+
+def states(outcomes) -> list[str]:
+    return [value["state"] if ok else type(value).__name__ for ok, value in outcomes]
+
+
+def test_every_change_to_what_the_view_reads_moves_the_counter_and_nothing_else(prop):
+    unlimited(prop)
+    before = counter(prop)
+    [(ok, a)] = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
+    assert ok and counter(prop) > before  # a new allocation
+    for statement in ("UPDATE allocations SET passes = passes + 1",
+                      "UPDATE allocations SET reasons = '[]'",
+                      "UPDATE allocations SET state = 'released'",
+                      "DELETE FROM allocations"):
+        before = counter(prop)
+        if "DELETE" not in statement:  # (a row to change)
+            [(ok, a)] = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
+            before = counter(prop)
+        run_sql(prop, statement)
+        assert counter(prop) > before, statement
+    batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
+    before = counter(prop)
+    run_sql(prop, "UPDATE allocations SET server_name = 'renamed'")  # not read by the view
+    assert counter(prop) == before
+
+
+def test_a_batch_starts_from_the_last_ones_view_while_nobody_else_wrote(prop):
+    unlimited(prop, sessions=1, pending=1)
+    commit = group_commit(prop)
+    first = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    second = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, []),
+                                        ("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    assert commit.view.carried == 1  # the second batch read nothing again...
+    # ...and counted the first one's session: alice waits, then is refused
+    assert states(first) + states(second) == ["allocated", "pending", "Invalid"]
+
+
+def test_another_writers_change_is_seen_by_the_next_batch(prop):
+    """alice's session ended behind the service's back (plain SQL): the
+    next batch must not judge from the view that still counts it."""
+    unlimited(prop, sessions=1, pending=0)
+    commit = group_commit(prop)
+    assert states(batched(prop, works(prop, [("submit", "alice", {"cpu": "16"}, [])], []),
+                          10, commit)) == ["allocated"]
+    run_sql(prop, "UPDATE allocations SET state = 'released'")
+    again = batched(prop, works(prop, [("submit", "alice", {"cpu": "16"}, [])], []), 10, commit)
+    assert commit.view.carried == 0
+    assert states(again) == ["allocated"]  # her limit and cpu-1's 16 cores free again
+
+
+def test_a_group_changed_since_is_read_again(prop):
+    """a100-1 drained between two batches (the groups changed, the
+    allocations did not): the second batch keeps what the domains hold but
+    judges the group's nodes as they are now."""
+    unlimited(prop)
+    commit = group_commit(prop)
+    one_a100 = ("submit", "alice", {"cpu": "1", "gpu": "1"}, ["A100"])
+    assert states(batched(prop, works(prop, [one_a100], []), 10, commit)) == ["allocated"]
+    prop.set_node("a100-1", schedulable=False)
+    again = batched(prop, works(prop, [("submit", "bob", {"cpu": "1", "gpu": "1"}, ["A100"])],
+                                []), 10, commit)
+    assert commit.view.carried == 1
+    assert states(again) == ["pending"]  # not on the drained node's free A100
+
+
+def test_a_failed_commit_keeps_nothing(prop, monkeypatch):
+    """A batch whose COMMIT fails leaves no view: its writes are gone, and
+    the next batch reads what the database holds."""
+    unlimited(prop, sessions=1, pending=0)
+    commit = group_commit(prop)
+    real = commit.view.ending
+
+    def ending_then_fail(s):
+        real(s)
+        s.execute(sa.text("SELECT no_such_column FROM allocations"))  # the batch fails
+
+    monkeypatch.setattr(commit.view, "ending", ending_then_fail)
+    [work] = works(prop, [("submit", "alice", {"cpu": "1"}, [])], [])
+    with pytest.raises(sa.exc.DBAPIError, match="no_such_column"):
+        asyncio.run(commit.run(work))
+    monkeypatch.undo()
+    with prop.world.session_factory() as s:
+        assert s.scalar(sa.select(sa.func.count()).select_from(Allocation)) == 0
+    again = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    assert commit.view.carried == 0 and states(again) == ["allocated"]
+
+
+def test_the_ledger_answers_alike_with_and_without_the_view(prop):
+    """The same request judged in a batch started from a kept view and in a
+    transaction of its own."""
+    unlimited(prop, sessions=2)
+    commit = group_commit(prop)
+    batched(prop, works(prop, [("submit", "bob", {"cpu": "2", "gpu": "1"}, ["T4"])], []), 10, commit)
+    body = prop.body("web", "prop", slots={"cpu": "2", "gpu": "1"}, gpu_models=["T4"])
+    with db.ledger_transaction(prop.world.session_factory) as s:
+        alone = ledger.submit(s, prop.principal("ada"), body, prop.now, prop.strategy,
+                              dry_run=True)
+    [(ok, carried)] = batched(prop, [lambda s: ledger.submit(
+        s, prop.principal("ada"), body, prop.now, prop.strategy, dry_run=True)], 10, commit)
+    assert commit.view.carried == 1 and ok
+    assert carried == alone and alone["verdict"] == "admit" and alone["node"] == "t4-1"
