@@ -16,6 +16,8 @@ to the hub's default scopes), so a session's own token reaches the hubgrid API
 and starts and stops its owner's sessions; a list set after ``configure()``
 replaces it. Unless set before, the proxy class is
 ``hub_ext.proxyclass.HubgridProxy`` (no route to an endpoint's replicas).
+The hub checks its managed services every 2 s instead of 30, so a crashed
+service is started again within seconds (``hub_ext.servicewatch``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import os
 import secrets
 import sys
 from pathlib import Path
+
+from . import servicewatch
 
 SERVICE_NAME = "hubgrid"
 #: the serving gateway (gateway/): endpoints' URLs and the OpenAI-compatible API
@@ -116,6 +120,7 @@ def configure(
     """
     state = Path(state_dir).resolve()
     state.mkdir(parents=True, exist_ok=True)
+    servicewatch.install()  # a crashed service is started again within seconds
     token = read_or_create_secret(state / "hubgrid-internal-token")
     db_url = db_url or f"sqlite:///{state / 'hubgrid.sqlite'}"
     service_url = f"http://127.0.0.1:{service_port}"

@@ -2,7 +2,7 @@
 
     python -m bench.spawn [--users 10] [--concurrency 5] [--image hubgrid/base:latest]
                           [--docker-url unix:///var/run/docker.sock] [--rounds 1]
-                          [--kinds hubgrid,hubgrid-host,stock]
+                          [--kinds hubgrid,hubgrid-host,stock] [--settle 0]
 
 Kinds: ``hubgrid``, isolated sessions (a network of their own, reached on
 a Unix socket, the default); ``hubgrid-host``, the same spawner with
@@ -10,8 +10,9 @@ a Unix socket, the default); ``hubgrid-host``, the same spawner with
 
 For each spawner, in the same run and on the same image, starts a real hub
 (jupyterhub_config.py with HUBGRID_SPAWNER=docker), logs ``--users`` users
-in, then starts their servers through the hub's REST API at ``--concurrency``
-and times each from the start request to ``ready``. Both spawners give a
+in, waits ``--settle`` seconds (0: none), then starts their servers through
+the hub's REST API at ``--concurrency`` and times each from the start
+request to ``ready``. Both spawners give a
 session the same limits (2 cpu, 1 GiB; hubgrid's through an allocation on a
 declared node big enough that nothing waits). The stock spawner is
 DockerSpawner with the settings host networking needs here
@@ -154,6 +155,7 @@ def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[flo
     users = [f"b{kind[0]}{uuid.uuid4().hex[:6]}{i}" for i in range(args.users)]
     try:
         _prepare(hub, kind, users, args.image, args.docker_url)
+        time.sleep(args.settle)  # (a person between logging in and the spawn form)
         options = {"image": args.image, **HUBGRID_OPTIONS} if kind != "stock" else {}
         hub0, engines0 = cpu.group_seconds(hub.process.pid), cpu.daemons_seconds()
         with ThreadPoolExecutor(args.concurrency) as pool:
@@ -181,6 +183,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--image", default="hubgrid/base:latest")
     ap.add_argument("--docker-url", default="unix:///var/run/docker.sock")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds between the users' logins and the burst of starts "
+                         "(isolated sessions' network sandbox pool fills at login)")
     ap.add_argument("--kinds", default="hubgrid,hubgrid-host,stock",
                     help="comma-separated: hubgrid (isolated), hubgrid-host, stock")
     args = ap.parse_args(argv)
@@ -208,7 +213,7 @@ def main(argv=None) -> dict:
             out[k]["to_container"] = statistics.median(b for b, _ in parts)
             out[k]["container_to_ready"] = statistics.median(a for _, a in parts)
     print(f"spawn to ready, {args.users} users at concurrency {args.concurrency}, "
-          f"{args.rounds} round(s), image {args.image}")
+          f"{args.rounds} round(s), image {args.image}, {args.settle:g} s after the logins")
     for k in kinds:
         print(f"  {k:12s} median {out[k]['median']:6.2f} s   p90 {out[k]['p90']:6.2f} s   "
               f"n={out[k]['n']}")
