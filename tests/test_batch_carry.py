@@ -134,3 +134,35 @@ def test_the_ledger_answers_alike_with_and_without_the_view(prop):
         s, prop.principal("ada"), body, prop.now, prop.strategy, dry_run=True)], 10, commit)
     assert commit.view.carried == 1 and ok
     assert carried == alone and alone["verdict"] == "admit" and alone["node"] == "t4-1"
+
+
+def test_a_refusal_leaves_the_batchs_view_as_it_was(prop):
+    """A request refused (raised before it wrote anything) moved nothing of
+    the view: the batch goes on with it, and answers as one transaction
+    each would."""
+    unlimited(prop, sessions=1, pending=0)
+    commit = group_commit(prop)
+    ask = [("submit", "alice", {"cpu": "1"}, []),  # allocated
+           ("submit", "alice", {"cpu": "1"}, []),  # her one session: refused
+           ("submit", "bob", {"cpu": "1"}, [])]    # allocated, judged on the same view
+    assert states(batched(prop, works(prop, ask, []), 10, commit)) == [
+        "allocated", "Invalid", "allocated"]
+    assert commit.view.kept_on_failure == 1
+
+
+def test_a_write_that_failed_after_moving_the_view_leaves_it_made_anew(prop):
+    """alice's first request is admitted, then its work fails (rolled back to
+    its savepoint): the view had counted her session, so it is made anew and
+    her next request finds her limit free."""
+    unlimited(prop, sessions=1, pending=0)
+    commit = group_commit(prop)
+    [admit, again] = works(prop, [("submit", "alice", {"cpu": "1"}, [])] * 2, [])
+
+    def admit_then_fail(s):
+        admit(s)
+        raise RuntimeError("the work failed after its write")
+
+    out = batched(prop, [admit_then_fail, again], 10, commit)
+    assert [type(v).__name__ if not ok else v["state"] for ok, v in out] == [
+        "RuntimeError", "allocated"]
+    assert commit.view.kept_on_failure == 0

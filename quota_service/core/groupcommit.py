@@ -10,8 +10,9 @@ caller's answer comes after its batch committed, exactly as with its own
 transaction; a failed COMMIT fails every write of the batch.
 
 A ``view`` (``batchmemo.Carry``) keeps what the batch's writes read in
-``session.info``: ``begin(session)`` when a batch begins, ``failed(session)``
-after a write was rolled back (what it moved may be wrong), ``ending(session)``
+``session.info``: ``begin(session)`` when a batch begins, ``succeeded(session)``
+after each write that committed to its savepoint, ``failed(session)`` after
+one was rolled back (what it moved may be wrong), ``ending(session)``
 after the last write, before the COMMIT, and ``committed()`` once that
 succeeded (so a view may outlive its batch).
 """
@@ -33,6 +34,8 @@ class BatchView(Protocol):
     """What a batch's writes read, kept beside it (see the module's doc)."""
 
     def begin(self, s: Session) -> None: ...
+
+    def succeeded(self, s: Session) -> None: ...
 
     def failed(self, s: Session) -> None: ...
 
@@ -100,6 +103,8 @@ class GroupCommit:
                     outcomes.append((False, exc))
                 else:
                     outcomes.append((True, value))
+                    if view is not None:
+                        view.succeeded(s)
             if view is not None:
                 view.ending(s)
         if view is not None:

@@ -81,8 +81,11 @@ class Carry:
     def __init__(self) -> None:
         self._kept: tuple[int, Memo] | None = None
         self._ending: tuple[int, Memo] | None = None
-        #: batches that started from the last one's memo (for tests and figures)
-        self.carried = 0
+        #: the memo's changes when the write under way began
+        self._clean = 0
+        #: batches that started from the last one's memo, and writes that
+        #: failed without having moved it (for tests and figures)
+        self.carried = self.kept_on_failure = 0
 
     def begin(self, s: Session) -> None:
         kept, self._kept, self._ending = self._kept, None, None
@@ -91,10 +94,21 @@ class Carry:
             self.carried += 1
         else:
             install(s)
+        self._clean = of(s).changes
+
+    def succeeded(self, s: Session) -> None:
+        self._clean = of(s).changes
 
     def failed(self, s: Session) -> None:
-        """A write of the batch was rolled back: what it moved may be wrong."""
+        """A write of the batch was rolled back: what it moved of the memo
+        is wrong, so the memo is made anew; one it did not move (a refusal,
+        a missing allocation: raised before any write) stays."""
+        memo = of(s)
+        if memo is not None and memo.changes == self._clean:
+            self.kept_on_failure += 1
+            return
         install(s)
+        self._clean = 0
 
     def ending(self, s: Session) -> None:
         """The batch's writes are done, its COMMIT next."""
@@ -107,6 +121,8 @@ class Carry:
 
 class Memo:
     def __init__(self) -> None:
+        #: how many writes moved it (``added``, ``placed``, ``removed``)
+        self.changes = 0
         self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
         self._running: dict[int, list] = {}
         self._blocking: dict[int, int] = {}
@@ -156,6 +172,7 @@ class Memo:
 
     def added(self, a: Allocation, hol_passes: int) -> None:
         """``a`` was just made (allocated or pending)."""
+        self.changes += 1
         amounts = slotlib.from_text(a.slots)
         self._count(a, a.state, amounts, 1)
         if a.state == "allocated" and a.resource_group_id in self._running:
@@ -168,12 +185,14 @@ class Memo:
     def placed(self, rg_id: int, request, decision) -> None:
         """An admission took ``decision`` (a placement) for ``request``: the
         group's nodes give it exactly what a new reading would subtract."""
+        self.changes += 1
         cluster = self._clusters.get(rg_id)
         if cluster is not None:
             cluster.apply(request, decision)
 
     def removed(self, a: Allocation, was: str) -> None:
         """``a`` (``was`` allocated or pending) just ended."""
+        self.changes += 1
         self._count(a, was, slotlib.from_text(a.slots), -1)
         if was == "allocated":
             rg_id = a.resource_group_id
