@@ -11,7 +11,9 @@ admission, queued request, release and cancellation of the batch itself
 (``added``, ``placed``, ``removed``), so the next decision of the batch judges exactly
 what it would have read from the database, without reading it. The batch
 holds the ledger lock throughout: nobody else changes any of it meanwhile.
-A write that failed (rolled back to its savepoint) leaves the memo made anew.
+A write that failed (rolled back to its savepoint) after it moved the memo
+leaves the memo made anew; one that failed before (a refusal, raised before
+any write) leaves it as it was.
 
 The memo outlives its batch (``Carry``): once the batch committed, the next
 batch starts from it as long as nobody else changed the allocations
