@@ -91,8 +91,9 @@ def _prepare(hub: Hub, kind: str, users: list[str], image: str, url: str) -> Non
 
 
 def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float,
-                    docker_url: str) -> tuple[float, float | None]:
-    """(seconds until ready, CPU seconds its container used until then)."""
+                    docker_url: str | None = None) -> tuple[float, float | None]:
+    """(seconds until ready, CPU seconds its container used until then:
+    read from the engine at ``docker_url``, None without one)."""
     t0 = time.perf_counter()
     r = hub.hub_call("POST", f"users/{user}/server", json={"user_options": options})
     if r.status_code not in (201, 202):
@@ -101,7 +102,7 @@ def _spawn_and_wait(hub: Hub, user: str, options: dict, timeout: float,
         server = hub.hub_call("GET", f"users/{user}").json()["servers"].get("")
         if server and server["ready"]:
             took = time.perf_counter() - t0
-            container = cpu.container_id(docker_url, "-" + user)
+            container = cpu.container_id(docker_url, "-" + user) if docker_url else None
             return took, cpu.container_seconds(container) if container else None
         time.sleep(0.1)
     raise RuntimeError(f"{user}'s server was not ready after {timeout}s")
