@@ -35,12 +35,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import NamedTuple
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import groupview, holdings
+from ..core import generations
 from ..core import slots as slotlib
-from ..core.models import Allocation, LedgerCounter
+from ..core.models import Allocation
 
 #: ``Session.info`` key of the batch's memo
 KEY = "hubgrid_batch_memo"
@@ -65,14 +65,16 @@ def of(s: Session) -> Memo | None:
     return s.info.get(KEY)
 
 
-#: the counter of the allocations' changes (migration 0021)
+#: the counter of the allocations' changes (migration 0021), and what moves it
 COUNTER = "allocations"
+TABLES = frozenset({Allocation.__tablename__})
 
 
 def generation(s: Session) -> int | None:
     """The allocations' counter as ``s``'s transaction sees it (None: a
-    database without it, whose memos are never kept)."""
-    return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == COUNTER))
+    database without it, whose memos are never kept): read once, and again
+    only after the transaction wrote to the allocations."""
+    return generations.generation(s, COUNTER, TABLES)
 
 
 class Carry:
