@@ -307,6 +307,23 @@ class HubgridService(ServiceRuntime, StorageSettings, OperationsSettings, Servin
         timeouts, head-of-line passes). Releases trigger a pass at once.""",
     ).tag(config=True)
 
+    schedule_min_interval = Float(
+        0.05,
+        help="""Seconds at least from the start of one pass over the pending
+        queues to the start of the next. A release triggers a pass; the
+        releases that come within this time share one pass instead of one
+        each (under a storm of releases, passes otherwise run back to back
+        and take the CPU and the ledger lock from the requests). A waiting
+        request is admitted at most this much later. 0: a pass after
+        every wake.""",
+    ).tag(config=True)
+
+    @validate("schedule_min_interval")
+    def _valid_schedule_min_interval(self, proposal):
+        if not 0 <= proposal["value"] <= 10:
+            raise TraitError(f"schedule_min_interval {proposal['value']}: from 0 to 10 seconds")
+        return proposal["value"]
+
     docs_url = Unicode(
         "",
         help="""Where your hubgrid documentation is published, linked from the

@@ -146,7 +146,7 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
     ).tag(config=True)
 
     sandbox_pool_size = Integer(
-        4,
+        8,
         help="""Idle network sandboxes kept per local engine and session image
         for isolated sessions: containers that only sleep in a namespace of
         their own (``none``, or ``egress_network``). A session joins one

@@ -41,7 +41,7 @@ def slots(**amounts) -> dict[str, Decimal]:
 NODE = {"cpu": D(32), "mem": D(128 * GiB), "gpu": D(4)}
 GROUP = Group(
     name="gpu", accessible=True, session_types=frozenset({"interactive", "batch"}),
-    largest_node=NODE, capacity=slots(cpu=64, mem=256 * GiB, gpu=8), used={},
+    largest_node=NODE, capacity=slots(cpu=64, mem=256 * GiB, gpu=8),
 )
 
 

@@ -194,7 +194,7 @@ def test_apps_are_served_under_the_users_server(base, user, server, urls):
 
 GROUP = Group(name="gpu", accessible=True, session_types=frozenset({"interactive", "batch"}),
               largest_node={"cpu": Decimal(32), "mem": Decimal(2**40), "gpu": Decimal(4)},
-              capacity={}, used={})
+              capacity={})
 BASE = ImageFacts("hubgrid/base:1", {"cpu": Decimal("0.5"), "mem": Decimal(256 * MiB)}, True)
 
 

@@ -48,7 +48,7 @@ def test_the_marker_labels_say_which_session_types_an_image_runs(labels, types):
 
 GROUP = Group(name="g", accessible=True,
               session_types=frozenset({"interactive", "batch", "inference"}),
-              largest_node={"cpu": Decimal(8)}, capacity={"cpu": Decimal(8)}, used={})
+              largest_node={"cpu": Decimal(8)}, capacity={"cpu": Decimal(8)})
 SERVER = ImageFacts("hubgrid/inference:1", {"cpu": Decimal(1)}, True, frozenset({"inference"}))
 LAB = ImageFacts("hubgrid/base:1", {}, True)
 

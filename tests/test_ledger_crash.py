@@ -38,12 +38,15 @@ BODY = {"project": "default", "resource_group": "default",
         "slots": {"cpu": "1", "mem": "1G", "gpu.shares": "0.25"}}
 
 
-def burst(api: str, auth: str, n: int, kill_after: float, proc) -> dict[str, str]:
-    """``n`` requests at 16 at a time; SIGKILL ``proc`` after ``kill_after``
-    seconds. The answered ids with their state."""
+def burst(api: str, auth: str, n: int, kill_at: int, proc) -> dict[str, str]:
+    """``n`` requests at 16 at a time; SIGKILL ``proc`` once ``kill_at`` of
+    them were answered (so the kill comes while others are in flight,
+    however fast the service answers). The answered ids with their state."""
     answered: dict[str, str] = {}
     lock = threading.Lock()
     local = threading.local()
+    answers = [0]
+    enough = threading.Event()
 
     def one(_):
         if not hasattr(local, "s"):
@@ -53,17 +56,23 @@ def burst(api: str, auth: str, n: int, kill_after: float, proc) -> dict[str, str
                              timeout=30)
         except requests.RequestException:
             return  # killed before it answered
-        if r.status_code in (201, 202):
-            with lock:
+        with lock:
+            if r.status_code in (201, 202):
                 answered[r.json()["id"]] = r.json()["state"]
+            answers[0] += 1
+            if answers[0] >= kill_at:
+                enough.set()
 
     def killer():
-        time.sleep(kill_after)
+        assert enough.wait(60), "the service answered too few requests"
         os.kill(proc.pid, signal.SIGKILL)
 
-    threading.Thread(target=killer).start()
+    kill = threading.Thread(target=killer)
+    kill.start()
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(one, range(n)))
+    kill.join()
+    assert proc.wait(30) == -signal.SIGKILL  # it died of the kill, mid-burst
     return answered
 
 
@@ -96,9 +105,9 @@ def check(rows, answered: dict[str, str]) -> None:
 def test_kill_9_mid_batch_loses_no_answer_and_overcommits_nothing(db_url):
     auth = prepare(db_url, ADMIT)  # one node of 8 GPUs; a policy of ADMIT sessions, none waiting
     answered: dict[str, str] = {}
-    for kill_after in (0.4, 0.25):
+    for kill_at in (12, 4):
         with harness.service(db_url) as svc:
-            answered.update(burst(svc.api, auth, 25, kill_after, svc.proc))
+            answered.update(burst(svc.api, auth, 200, kill_at, svc.proc))
         check(ledger(db_url), answered)
     with harness.service(db_url) as svc:  # the view it starts with is the ledger's
         s = requests.Session()

@@ -97,6 +97,39 @@ async def test_a_wake_for_a_group_passes_over_that_group_and_the_interval_over_a
     await stop(loop_task)
 
 
+async def test_wakes_within_the_minimum_interval_make_one_pass_over_their_groups_together():
+    reports, ready, wake = Reports(), asyncio.Event(), passes.Wake()
+    ready.set()
+    gap = [0.3]
+    loop = asyncio.get_running_loop()
+    loop_task = asyncio.ensure_future(passes.queue_loop(
+        ready, lambda: Presence(0.0, {}), lambda p, groups: reports(groups), wake,
+        lambda: NEVER, LOG, lambda: gap[0]))
+    assert (await reports.next())[0] is None
+    first = loop.time()
+    for group in ("a", "b", "c"):  # a burst of releases right after a pass
+        await asyncio.to_thread(wake.set, group)
+        await asyncio.sleep(0.01)
+    groups, _ = await reports.next()
+    assert groups == {"a", "b", "c"}  # one pass for the whole burst
+    assert loop.time() - first >= 0.3 - 0.05  # not before the interval is over
+    assert reports.queue.empty()
+    wake.set("a")
+    wake.set()  # a wake for every group during the wait: the pass is over all
+    assert (await reports.next())[0] is None
+    gap[0] = 0.0  # 0: a pass after every wake, at once
+    await asyncio.to_thread(wake.set, "d")
+    assert (await reports.next())[0] == {"d"}
+    await stop(loop_task)
+
+
+def test_the_groups_of_two_wakes_together():
+    assert passes.merged(frozenset({"a"}), frozenset({"b"})) == {"a", "b"}
+    assert passes.merged(frozenset({"a"}), None) is None
+    assert passes.merged(None, frozenset()) is None
+    assert passes.merged(frozenset(), frozenset()) == frozenset()
+
+
 async def test_a_failing_queue_pass_is_logged_and_the_loop_goes_on(caplog):
     reports, ready, wake = Reports(), asyncio.Event(), passes.Wake()
     ready.set()

@@ -79,6 +79,11 @@ class Service:
                 out[key] = int(value.split()[0]) * 1024
         return {"rss": out.get("VmRSS", 0), "peak_rss": out.get("VmHWM", 0)}
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the service process has used so far."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 @contextmanager
 def service(db_url: str) -> Iterator[Service]:

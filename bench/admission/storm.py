@@ -61,6 +61,8 @@ class Outcome:
     other: list[str] = field(default_factory=list)
     release: list[float] = field(default_factory=list)
     release_failed: list[str] = field(default_factory=list)
+    #: latencies of the cancels of waiting requests (and releases of ones the queue placed)
+    cancels: list[float] = field(default_factory=list)
     decide_s: float = 0.0
 
 
@@ -109,6 +111,8 @@ class Releaser:
             self.outcome.release_failed.append(f"{r.status_code} {r.text[:200]}")
         elif measured:
             self.outcome.release.append(took)
+        else:
+            self.outcome.cancels.append(took)
 
     def close(self) -> None:
         with self.cv:

@@ -150,6 +150,8 @@ def run_one(kind: str, args, workdir: Path) -> tuple[list[float], list[tuple[flo
     config = STOCK_CONFIG.format(image=args.image, url=args.docker_url) if kind == "stock" else (
         f"c.HubgridDockerSpawner.image = {args.image!r}\n"
         f"c.HubgridDockerSpawner.isolated = {kind == 'hubgrid'}\n")
+    if args.sandbox_pool is not None and kind != "stock":
+        config += f"c.HubgridDockerSpawner.sandbox_pool_size = {args.sandbox_pool}\n"
     config += "c.Spawner.start_timeout = 300\nc.Spawner.http_timeout = 300\n"
     hub = launch_hub(state, {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": args.docker_url},
                      config=config)
@@ -187,6 +189,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--settle", type=float, default=0.0,
                     help="seconds between the users' logins and the burst of starts "
                          "(isolated sessions' network sandbox pool fills at login)")
+    ap.add_argument("--sandbox-pool", type=int, default=None,
+                    help="isolated sessions' network sandbox pool size (default: the spawner's)")
     ap.add_argument("--kinds", default="hubgrid,hubgrid-host,stock",
                     help="comma-separated: hubgrid (isolated), hubgrid-host, stock")
     args = ap.parse_args(argv)

@@ -66,28 +66,48 @@ class Wake:
             await asyncio.wait_for(self.event.wait(), timeout=timeout)
         except asyncio.TimeoutError:
             woken = False
+        groups = self.take()
+        return groups if woken else None
+
+    def take(self) -> frozenset[str] | None:
+        """The groups named since the last wait or take (empty: no wake;
+        None: every group), now ready for the next wake."""
         self.event.clear()
         with self._lock:
             groups, self._groups = self._groups, set()
-        return frozenset(groups) if woken and groups is not None else None
+        return frozenset(groups) if groups is not None else None
+
+
+def merged(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    """The groups of two wakes together (None: every group)."""
+    return None if a is None or b is None else a | b
 
 
 async def queue_loop(ready: asyncio.Event, presence: Callable[[], Presence],
                      run_pass: Callable[[Presence, frozenset[str] | None], object], wake: Wake,
-                     interval: Callable[[], float], log: logging.Logger) -> None:
+                     interval: Callable[[], float], log: logging.Logger,
+                     min_interval: Callable[[], float] = lambda: 0.0) -> None:
     """Pass over the pending queues (``run_pass(presence, groups)`` in a
     worker thread; ``groups`` None: every group) every ``interval()`` seconds
-    or when woken (over the groups the wake named); after a (re)start,
-    nothing is admitted from the queue before ``ready`` (the ledger was
-    reconciled with the hub's servers)."""
+    or when woken (over the groups the wake named), but never sooner than
+    ``min_interval()`` seconds after the last pass began: the wakes of a
+    burst of releases meanwhile make one pass (Slurm's ``sched_min_interval``).
+    After a (re)start, nothing is admitted from the queue before ``ready``
+    (the ledger was reconciled with the hub's servers)."""
     await ready.wait()
+    loop = asyncio.get_running_loop()
     groups: frozenset[str] | None = None
     while True:
+        began = loop.time()
         try:
             await asyncio.to_thread(run_pass, presence(), groups)
         except Exception:
             log.exception("scheduling pass failed; will retry")
         groups = await wake.wait(interval())
+        rest = began + min_interval() - loop.time()
+        if rest > 0:
+            await asyncio.sleep(rest)
+            groups = merged(groups, wake.take())
 
 
 async def repeat(what: str, run: Callable[[], object], interval: Callable[[], float],

@@ -120,7 +120,6 @@ class Group:
     largest_node: Mapping[str, Decimal]
     #: total capacity of the group's schedulable nodes
     capacity: Mapping[str, Decimal]
-    used: Mapping[str, Decimal]
     #: the capacity of each node (when known): a request must fit within a
     #: single node, not just each of its slots within some node
     nodes: tuple[Mapping[str, Decimal], ...] = ()

@@ -1,10 +1,11 @@
 """What a resource group offers, as admission and placement read it.
 
 ``group_view`` is the group for admission (``admission.Group``: every node's
-capacity, the largest, what runs), ``cluster_state`` the nodes with what runs
-subtracted, for placement. What the nodes offer whatever runs is derived
-once per cached group (``groupcache.GroupRow.memo``); only what runs is
-counted per decision.
+capacity, the largest; admission reads no sum of what runs, the group's
+capacity being placement's to judge), ``cluster_state`` the nodes with what
+runs subtracted, for placement. What the nodes offer whatever runs is
+derived once per cached group (``groupcache.GroupRow.memo``); only what runs
+is counted per decision.
 """
 
 from __future__ import annotations
@@ -54,18 +55,14 @@ def _static_view(rg) -> tuple:
     return view
 
 
-def group_view(rg, accessible: bool, running: list[Allocation]) -> admission.Group:
+def group_view(rg, accessible: bool) -> admission.Group:
     largest, capacity, nodes, models = _static_view(rg)
-    used: dict[str, Decimal] = {}
-    for a in running:
-        used = slotlib.add(used, slotlib.from_text(a.slots))
     return admission.Group(
         name=rg.name,
         accessible=accessible,
         session_types=frozenset(rg.session_types),
         largest_node=largest,
         capacity=capacity,
-        used=used,
         nodes=nodes,
         node_models=models,
     )

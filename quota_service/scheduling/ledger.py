@@ -151,7 +151,7 @@ class Context:
         levels = limit_levels(self.user, self.project, self.policy, held)
         if self._group is None:  # the group's view is the same for every snapshot
             accessible = may_use_group(self.user, self.project, self.rg, self.policy)
-            self._group = group_view(self.rg, accessible, self.rg_running)
+            self._group = group_view(self.rg, accessible)
         return admission.Snapshot(now=now, levels=levels, group=self._group, image=self.image)
 
 

@@ -87,7 +87,7 @@ def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allo
     """The group's pending allocations in the order of its policy (``ordering``)."""
     capacity = held = None
     if rg.queue_order == "drf":
-        capacity = ledger.group_view(rg, True, []).capacity
+        capacity = ledger.group_view(rg, True).capacity
         held = ordering.held_by_user((a.user_id, slotlib.from_text(a.slots)) for a in running)
     by_id = {a.id: a for a in pending}
     # an admin's move (scheduling/queueadmin.py) sets queue_at, its order time
@@ -155,6 +155,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
     _load_people(s, pending)
     view = PassView(s, rg, running)
+    view.load_keypairs(pending)
     known = memo.waited if (memo is not None and generation is not None
                             and memo.generation == generation) else {}
     waited: dict[str, bool] = {}
