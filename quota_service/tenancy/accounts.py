@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session
 
 from ..core import authz, db, keys
 from ..core.orm import aware, flush, iso, user_named
@@ -140,20 +140,21 @@ def visible_user(s: Session, p: Principal, name: str) -> User:
 
 def principal_for(s: Session, user: User, credential: str) -> Principal:
     """The caller behind a hub token or keypair; inactive ones are refused."""
-    if not user.active:
-        raise Denied(f"user {user.name!r} is inactive")
-    if not user.domain.active:
-        raise Denied(f"domain {user.domain.name!r} is inactive")
-    projects = frozenset(
-        (user.domain.name, m.project.name) for m in user.memberships
-    )
-    return Principal(
-        name=user.name,
-        role=user.role,
-        domain=user.domain.name,
-        projects=projects,
-        credential=credential,
-    )
+    return caller(user.name, user.role, user.active, user.domain.name, user.domain.active,
+                  (m.project.name for m in user.memberships), credential)
+
+
+def caller(name: str, role: Role, active: bool, domain: str, domain_active: bool,
+           projects, credential: str) -> Principal:
+    """The caller a user's row makes (``projects``: the names of the
+    projects they are a member of); an inactive user or domain is refused."""
+    if not active:
+        raise Denied(f"user {name!r} is inactive")
+    if not domain_active:
+        raise Denied(f"domain {domain!r} is inactive")
+    return Principal(name=name, role=role, domain=domain,
+                     projects=frozenset((domain, project) for project in projects),
+                     credential=credential)
 
 
 def principal_for_hub_user(s: Session, name: str) -> Principal:
@@ -188,17 +189,24 @@ def principal_for_keypair(
 
 
 def _key_entry(s: Session, access_key: str) -> keycache.KeyEntry | None:
-    # the user, their domain and projects in the same round trips (not one per row)
-    user = joinedload(Keypair.user)
-    k = s.scalar(select(Keypair).where(Keypair.access_key == access_key).options(
-        user.joinedload(User.domain),
-        user.selectinload(User.memberships).joinedload(Membership.project)))
+    # two queries of the columns it needs: no ORM objects, which cost more to
+    # build than the check (every caller's first request makes one)
+    k = s.execute(select(Keypair.access_key, Keypair.secret_hash, Keypair.active,
+                         Keypair.expires_at, Keypair.last_used_at, Keypair.resource_policy,
+                         User.id, User.name, User.role, User.active.label("user_active"),
+                         Domain.name.label("domain"), Domain.active.label("domain_active"))
+                  .join(User, User.id == Keypair.user_id)
+                  .join(Domain, Domain.id == User.domain_id)
+                  .where(Keypair.access_key == access_key)).first()
     if k is None:
         return None
+    projects = s.scalars(select(Project.name).join(Membership, Membership.project_id == Project.id)
+                         .where(Membership.user_id == k.id))
     try:
         principal, refusal = dataclasses.replace(
-            principal_for(s, k.user, "keypair"), keypair=k.access_key,
-            policy=k.resource_policy), None
+            caller(k.name, k.role, k.user_active, k.domain, k.domain_active, projects,
+                   "keypair"),
+            keypair=k.access_key, policy=k.resource_policy), None
     except Denied as e:
         principal, refusal = None, e.message
     return keycache.KeyEntry(secret_hash=k.secret_hash, active=k.active,
