@@ -28,8 +28,11 @@ KEYS_PER_QUERY = 500
 class PassView:
     """The rows a pass over ``rg``'s queue judges its requests against."""
 
-    def __init__(self, s: Session, rg: ResourceGroup, running: list[Allocation]):
+    def __init__(self, s: Session, rg: ResourceGroup, running: list[Allocation],
+                 queued: list[Allocation] = ()):
         self.s, self.rg, self.running = s, rg, running
+        #: the queue the pass goes over: its keypairs are read together
+        self.queued = queued
         self._held: dict[holdings.Key, holdings.Held] = {}
         self._domains: set[int] = set()
         self._policies: dict[str, ResourcePolicy | None] = {}
@@ -50,7 +53,7 @@ class PassView:
             holdings.count(self._held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
 
     def load_keypairs(self, queued: list[Allocation]) -> None:
-        """The policy names of the queue's keypairs, in one query (not one
+        """The policy names of ``queued``'s keypairs, in one query (not one
         per keypair as the pass judges its requests)."""
         wanted = sorted({a.keypair for a in queued if a.keypair} - self._keypairs.keys())
         for at in range(0, len(wanted), KEYS_PER_QUERY):
@@ -64,8 +67,8 @@ class PassView:
         """The policy a queued request is judged by: its keypair's, else its user's."""
         name = None
         if a.keypair:
-            if a.keypair not in self._keypairs:
-                self.load_keypairs([a])
+            if a.keypair not in self._keypairs:  # the first judged: the whole queue's
+                self.load_keypairs([*self.queued, a])
             name = self._keypairs[a.keypair]
         name = name or user.resource_policy
         if name not in self._policies:

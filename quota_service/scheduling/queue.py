@@ -154,8 +154,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     abandoned = abandoned or {}
     orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
     _load_people(s, pending)
-    view = PassView(s, rg, running)
-    view.load_keypairs(pending)
+    view = PassView(s, rg, running, pending)
     known = memo.waited if (memo is not None and generation is not None
                             and memo.generation == generation) else {}
     waited: dict[str, bool] = {}
