@@ -18,9 +18,13 @@ from test_ledger_batched import batched, group_commit, works
 from test_ledger_property import prop  # noqa: F401 (the fixture: NODES granted to acme)
 
 
-def counter(cluster) -> int:
+def counter(cluster, name: str = "allocations") -> int:
     with cluster.world.session_factory() as s:
-        return s.scalar(sa.text("SELECT value FROM ledger_counters WHERE name = 'allocations'"))
+        return s.scalar(sa.text("SELECT value FROM ledger_counters WHERE name = :n"), {"n": name})
+
+
+def counters(cluster) -> tuple[int, int]:
+    return counter(cluster), counter(cluster, "allocation_line")
 
 
 def run_sql(cluster, statement: str) -> None:
@@ -40,23 +44,45 @@ def states(outcomes) -> list[str]:
 
 def test_every_change_to_what_the_view_reads_moves_the_counter_and_nothing_else(prop):
     unlimited(prop)
-    before = counter(prop)
+    before = counters(prop)
     [(ok, a)] = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
-    assert ok and counter(prop) > before  # a new allocation
-    for statement in ("UPDATE allocations SET passes = passes + 1",
-                      "UPDATE allocations SET reasons = '[]'",
-                      "UPDATE allocations SET state = 'released'",
-                      "DELETE FROM allocations"):
-        before = counter(prop)
+    assert ok and counter(prop) > before[0]  # a new allocation
+    for statement, moves in (("UPDATE allocations SET passes = passes + 1", "line"),
+                             ("UPDATE allocations SET reasons = '[]'", "line"),
+                             ("UPDATE allocations SET state = 'released'", "held"),
+                             ("UPDATE allocations SET node_id = NULL", "held"),
+                             ("DELETE FROM allocations", "held")):
         if "DELETE" not in statement:  # (a row to change)
             [(ok, a)] = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
-            before = counter(prop)
+        (held, line) = before = counters(prop)
         run_sql(prop, statement)
-        assert counter(prop) > before, statement
+        after = counters(prop)
+        # the line's own changes move its counter alone, the rest the allocations'
+        assert (after[0] > held, after[1] > line) == (moves == "held", moves == "line"), statement
     batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 1)
-    before = counter(prop)
+    before = counters(prop)
     run_sql(prop, "UPDATE allocations SET server_name = 'renamed'")  # not read by the view
-    assert counter(prop) == before
+    assert counters(prop) == before
+
+
+def test_a_change_to_the_line_alone_keeps_the_view_and_reads_the_line_again(prop):
+    """bob's request waits for an A100 and holds the head of the line, so
+    alice's fitting request queues behind it; then another writer (a queue
+    pass) counts bob's passes up to the group's limit: the next batch keeps
+    its view, but finds that nobody holds the line any more and admits."""
+    unlimited(prop)
+    commit = group_commit(prop)
+    two_a100 = ("submit", "bob", {"cpu": "1", "gpu": "2"}, ["A100"])
+    first = batched(prop, works(prop, [two_a100, two_a100,
+                                       ("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    assert states(first) == ["allocated", "pending", "pending"]  # alice: behind bob's
+    run_sql(prop, "UPDATE allocations SET passes = 99 WHERE state = 'pending'")
+    again = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    assert (commit.view.carried, commit.view.line_read_again) == (1, 1)
+    assert states(again) == ["allocated"]
+    # and a batch after one that changed nothing of the line keeps the line too
+    batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    assert (commit.view.carried, commit.view.line_read_again) == (2, 1)
 
 
 def test_a_batch_starts_from_the_last_ones_view_while_nobody_else_wrote(prop):

@@ -20,8 +20,11 @@ batch starts from it as long as nobody else changed the allocations
 meanwhile -- a queue pass, a reconcile, an admin, another process, plain SQL
 -- which the database's own counter of them says (``ledger_counters`` row
 ``allocations``, moved by triggers with every change to the columns read
-here: migration 0021). So a stream of decisions reads what the domains hold
-and what runs in a group once, not once per batch. What is kept of a group
+here: migrations 0021, 0022). So a stream of decisions reads what the
+domains hold and what runs in a group once, not once per batch. A change to
+pending requests' reasons or passes alone (what most queue passes write)
+moves another counter (``allocation_line``): the next batch keeps the rest
+and reads only the line again. What is kept of a group
 (its running sessions, its nodes with them subtracted, its line) is tied to
 the group's rows it was made from (``groupcache``): a group changed since
 (a node drained, a device replaced, the line's rules) is read again. Every
@@ -67,6 +70,9 @@ def of(s: Session) -> Memo | None:
 
 #: the counter of the allocations' changes (migration 0021), and what moves it
 COUNTER = "allocations"
+#: the counter of changes to the line alone: a pending request's reasons or
+#: passes (migration 0022), which the 'allocations' counter leaves out
+LINE_COUNTER = "allocation_line"
 TABLES = frozenset({Allocation.__tablename__})
 
 
@@ -77,24 +83,37 @@ def generation(s: Session) -> int | None:
     return generations.generation(s, COUNTER, TABLES)
 
 
+def line_generation(s: Session) -> int | None:
+    """The line's counter (``generation``'s twin; None: a database without
+    it, whose kept lines are never used)."""
+    return generations.generation(s, LINE_COUNTER, TABLES)
+
+
 class Carry:
     """The memo one batch leaves to the next (``groupcommit``'s ``view``):
     kept when the batch committed, used by the next batch when the
-    allocations' counter is where the kept one read it at its end."""
+    allocations' counter is where the kept one read it at its end; its line
+    (``Memo.forget_line``) only when the line's counter is too (a queue pass
+    that only counted passes or changed reasons moved that one alone)."""
 
     def __init__(self) -> None:
-        self._kept: tuple[int, Memo] | None = None
-        self._ending: tuple[int, Memo] | None = None
+        self._kept: tuple[int, int | None, Memo] | None = None
+        self._ending: tuple[int, int | None, Memo] | None = None
         #: the memo's changes when the write under way began
         self._clean = 0
-        #: batches that started from the last one's memo, and writes that
-        #: failed without having moved it (for tests and figures)
-        self.carried = self.kept_on_failure = 0
+        #: batches that started from the last one's memo (of them, those
+        #: that read the line again), and writes that failed without having
+        #: moved it (for tests and figures)
+        self.carried = self.line_read_again = self.kept_on_failure = 0
 
     def begin(self, s: Session) -> None:
         kept, self._kept, self._ending = self._kept, None, None
         if kept is not None and generation(s) == kept[0]:
-            s.info[KEY] = kept[1]
+            gen, line, memo = kept
+            if line is None or line_generation(s) != line:
+                memo.forget_line()
+                self.line_read_again += 1
+            s.info[KEY] = memo
             self.carried += 1
         else:
             install(s)
@@ -117,7 +136,7 @@ class Carry:
     def ending(self, s: Session) -> None:
         """The batch's writes are done, its COMMIT next."""
         gen, memo = generation(s), of(s)
-        self._ending = None if gen is None or memo is None else (gen, memo)
+        self._ending = None if gen is None or memo is None else (gen, line_generation(s), memo)
 
     def committed(self) -> None:
         self._kept, self._ending = self._ending, None
@@ -156,6 +175,11 @@ class Memo:
         if rg.id not in self._running:
             self._running[rg.id] = list(read(s, rg))
         return self._running[rg.id]
+
+    def forget_line(self) -> None:
+        """Someone else changed a pending request's reasons or passes: how
+        many hold each group's line is read again when asked."""
+        self._blocking.clear()
 
     def blocking(self, s: Session, rg, read) -> int:
         """``read(s, rg)`` (``ledger.blocking_queue``) once per group."""
