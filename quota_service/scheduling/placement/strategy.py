@@ -58,8 +58,11 @@ class NodeScorer(ABC):
     """A strategy whose preference is a per-node score: the highest wins,
     ties go to the lowest node rank.
 
-    Subclasses implement :meth:`evaluate`. A score must depend only on the
-    node's own state and the request (that is what makes caching exact).
+    Subclasses implement :meth:`evaluate`. A score (and its GPUs) must depend
+    only on the node's own state -- schedulable, free CPU, memory and GPUs
+    (in order), model, whether it takes shares -- and the request, never on
+    its rank or name: that is what makes caching exact, and what lets a scan
+    of every node evaluate each such shape once.
     """
 
     name = "node-scorer"
@@ -76,8 +79,16 @@ class NodeScorer(ABC):
         if dirty is None:
             candidates = state.candidates(request)
             heap = []
+            # nodes of one shape score alike (most of a large cluster's nodes
+            # are idle ones of a few kinds): each shape is evaluated once
+            shapes: dict[tuple, tuple[float, Gpus] | None] = {}
             for i in candidates:
-                found = self.evaluate(state, i, request)
+                shape = (state.schedulable[i], state.cpu_free[i], state.mem_free[i],
+                         state.model[i], tuple(state.gpu_free[i]), state.takes_shares[i])
+                if shape in shapes:
+                    found = shapes[shape]
+                else:
+                    found = shapes[shape] = self.evaluate(state, i, request)
                 if found is not None:
                     heap.append((-found[0], rank[i], i, version[i], found[1]))
             heapq.heapify(heap)
