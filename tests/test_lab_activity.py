@@ -58,6 +58,7 @@ async def test_a_busy_kernel_is_reported_busy_and_an_idle_one_not(served, cluste
             # a long cell with no browser attached: only the kernel client below
             kc = km.get_kernel(busy).client()
             kc.start_channels()
+            await kc.wait_for_ready(timeout=30)  # (a request sent before its channels are up can be lost)
             kc.execute("import time; time.sleep(30)")
             one_busy = await until(lambda: (a := stored(served, alloc)) and a["busy_kernels"] == 1
                                    and a)
