@@ -224,12 +224,17 @@ class SlurmJobSpawner(SlurmSpawner):
             if status == JobStatus.RUNNING:
                 break
             if status not in (JobStatus.PENDING, JobStatus.UNKNOWN):
-                raise SpawnException(f"Slurm job {self.job_id} ended before its server started",
-                                     reason="backend")
+                raise await self.ended_before_start()
             await asyncio.sleep(self.startup_poll_interval)
         await self.job_running()
         host = self.state_gethost() if self.job_ip == "0.0.0.0" else self.job_ip
         return host, self.port
+
+    async def ended_before_start(self) -> SpawnException:
+        """Why a start failed whose job ended before it was seen running (a
+        replica says it with its log's last line: spawner/slurmreplica.py)."""
+        return SpawnException(f"Slurm job {self.job_id} ended before its server started",
+                              reason="backend")
 
     async def job_running(self) -> None:
         """Once the job runs, before start() returns (a replica waits for its

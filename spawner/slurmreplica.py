@@ -144,14 +144,22 @@ class InferenceSlurmMixin(Configurable):
                                                  timeout=max(self.http_timeout, 1),
                                                  exit_code=self._job_ended)
         except readiness.ServerExited:
-            last = await self._last_log_line()
-            raise SpawnException("the replica's job ended before its server answered"
-                                 + (f": {last}" if last else ""), reason="backend",
-                                 status_code=500) from None
+            raise await self._ended() from None
         if not up:  # as the hub's own check would (its job is cancelled at the stop)
             raise SpawnException(f"the replica's server did not answer within "
                                  f"{self.http_timeout:g} s (http_timeout)", reason="timeout",
                                  status_code=500)
+
+    async def ended_before_start(self):
+        # a replica's job that ended before it was even seen running (a
+        # command that fails at once) says why as one seen running does
+        return await self._ended() if self.serving else await super().ended_before_start()
+
+    async def _ended(self) -> SpawnException:
+        last = await self._last_log_line()
+        return SpawnException("the replica's job ended before its server answered"
+                              + (f": {last}" if last else ""), reason="backend",
+                              status_code=500)
 
     async def _job_ended(self) -> int | None:
         status = await self.query_job_status()

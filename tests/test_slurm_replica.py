@@ -76,6 +76,9 @@ class FixedEnvBackend(Configurable):
     async def job_running(self):
         pass
 
+    async def ended_before_start(self):
+        return SpawnException("Slurm job 7 ended before its server started", reason="backend")
+
     async def query_job_status(self):
         return self.job_status
 
@@ -172,6 +175,21 @@ async def test_a_job_that_ends_before_answering_fails_with_its_last_word(short_d
     r.log_text = b""
     with pytest.raises(SpawnException, match="answered$"):
         await asyncio.wait_for(r.job_running(), 20)
+
+
+async def test_a_job_that_ended_before_it_was_seen_running_says_the_same(short_dir):
+    """A command that fails at once can end between two polls of the job's
+    state (never seen running): a replica's start fails with its last word
+    all the same; a session that is no replica keeps the Slurm spawner's."""
+    r = applied()
+    r.log_text = b"/bin/sh: 1: exec: nope: not found\n"
+    assert (await r.ended_before_start()).message == (
+        "the replica's job ended before its server answered: /bin/sh: 1: exec: nope: not found")
+    plain = Replica()
+    opts, _ = parse_options({"session_type": "interactive"})
+    plain._apply_allocation({"id": ALLOC, "session_type": "interactive"}, opts)
+    assert (await plain.ended_before_start()).message == (
+        "Slurm job 7 ended before its server started")
 
 
 async def test_a_replica_silent_past_http_timeout_fails_the_start(short_dir):
