@@ -7,6 +7,7 @@ and PostgreSQL (the ``prop`` cluster of tests/test_ledger_property.py)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 import sqlalchemy as sa
@@ -14,6 +15,7 @@ import sqlalchemy as sa
 from quota_service.core import db
 from quota_service.core.models import Allocation
 from quota_service.scheduling import ledger
+from quota_service.scheduling import queue as queueing
 from test_ledger_batched import batched, group_commit, works
 from test_ledger_property import prop  # noqa: F401 (the fixture: NODES granted to acme)
 
@@ -192,3 +194,33 @@ def test_a_write_that_failed_after_moving_the_view_leaves_it_made_anew(prop):
     assert [type(v).__name__ if not ok else v["state"] for ok, v in out] == [
         "RuntimeError", "allocated"]
     assert commit.view.kept_on_failure == 0
+
+
+def test_a_queue_pass_starts_from_the_batches_view_and_leaves_it_current(prop):
+    """alice may run one session: her second request (all of cpu-1) waits
+    behind her first. Her first ends, and a queue pass through the same
+    Carry (as the service runs it) admits the second onto cpu-1. The next
+    batch starts from the view the pass left, without reading again, and
+    must see both of the pass's changes: alice's one session is taken (her
+    next request waits) and cpu-1 is full (bob's request for all of it waits)."""
+    unlimited(prop, sessions=1, pending=2)
+    commit = group_commit(prop)
+    whole = ("submit", "alice", {"cpu": "16"}, [])
+    first = batched(prop, works(prop, [whole, whole], []), 10, commit)
+    assert states(first) == ["allocated", "pending"]
+    ids = [value["id"] for _, value in first]
+    batched(prop, works(prop, [("release", 0)], ids), 10, commit)
+    carried = commit.view.carried
+    [result] = queueing.schedule_all(prop.world.session_factory, prop.now, prop.strategy, None,
+                                     60, logging.getLogger("t"), carry=commit.view)
+    assert result.admitted == [ids[1]]
+    assert commit.view.carried == carried + 1  # the pass started from the batches' view
+    again = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, []),
+                                       ("submit", "bob", {"cpu": "16"}, [])], []), 10, commit)
+    assert commit.view.carried == carried + 2  # and the batch from the pass's
+    assert states(again) == ["pending", "pending"]
+    with prop.world.session_factory() as s:  # as a fresh reading judges them
+        reasons = dict(s.execute(sa.select(Allocation.id, Allocation.reasons).where(
+            Allocation.id.in_([value["id"] for _, value in again]))).all())
+    assert [r["level"] for r in reasons[again[0][1]["id"]]] == ["user"]
+    assert {r["level"] for r in reasons[again[1][1]["id"]]} == {"resource-group"}

@@ -46,7 +46,7 @@ def worlds(draw):
                 gpus = [{"index": device.index, "share": {1: "0.25", 2: "0.5", 4: "1"}[quarters]}]
         # more than a node holds, sometimes: a node shrunk under its sessions
         running.append(Running(f"a{k}", node.id, {"cpu": str(draw(st.integers(0, 5))),
-                                                  "mem": str(draw(st.integers(0, 40)))}, gpus))
+                                                  "mem": str(draw(st.integers(0, 40)))}, gpus, 1))
     return rg, running, draw(st.integers(0, len(running) - 1))
 
 
@@ -67,7 +67,7 @@ def test_a_node_read_again_is_what_a_new_cluster_makes_of_it(world):
 
 def test_a_node_no_longer_in_the_group_changes_nothing():
     rg = group([(4, 16, 1)])
-    running = [Running("a", 10, {"cpu": "1", "mem": "1"}, [])]
+    running = [Running("a", 10, {"cpu": "1", "mem": "1"}, [], 1)]
     cluster = groupview.cluster_state(rg, running)
     groupview.refresh_node(cluster, rg, 99, [])
     assert cluster.nodes() == groupview.cluster_state(rg, running).nodes()

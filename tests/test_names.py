@@ -412,3 +412,17 @@ def test_memory_reads_as_the_lab_shows_it_exact_or_marked_with_its_bytes(amount,
 def test_slots_other_than_memory_read_as_plain_amounts():
     assert names.format_slot("cpu", Decimal("1024")) == "1024"
     assert names.format_slot("gpu.shares", Decimal("0.50")) == "0.5"
+
+
+def test_the_unsafe_character_class_is_exactly_the_documented_categories():
+    """``unsafe_char``'s one pattern against the rule it stands for, at every
+    code point of the running Python's Unicode database."""
+    import sys
+    import unicodedata
+    differ = [cp for cp in range(sys.maxunicode + 1)
+              if (names.unsafe_char(chr(cp)) is not None)
+              != (cp in names.BIDI_CONTROLS
+                  or unicodedata.category(chr(cp)) in names.UNSAFE_CATEGORIES)]
+    assert differ == []
+    assert names.unsafe_char("ab\u202ec\x07") == "\u202e"
+    assert names.unsafe_char("plain text, ünïcode ✓") is None

@@ -105,6 +105,10 @@ def per_engine(s: Session, kind: str, make: Callable[[], T]) -> T:
     time (one per engine: a test process serves many databases)."""
     bind = s.get_bind()
     engine = getattr(bind, "engine", bind)
+    caches = _caches.get(kind)
+    cache = caches.get(engine) if caches is not None else None
+    if cache is not None:  # (made once: read without the lock)
+        return cache
     with _guard:
         caches = _caches.setdefault(kind, weakref.WeakKeyDictionary())
         cache = caches.get(engine)

@@ -13,8 +13,8 @@ A ``view`` (``batchmemo.Carry``) keeps what the batch's writes read in
 ``session.info``: ``begin(session)`` when a batch begins, ``succeeded(session)``
 after each write that committed to its savepoint, ``failed(session)`` after
 one was rolled back (what it moved may be wrong), ``ending(session)``
-after the last write, before the COMMIT, and ``committed()`` once that
-succeeded (so a view may outlive its batch).
+after the last write, before the COMMIT (what to keep of it), and
+``committed(kept)`` once that succeeded (so a view may outlive its batch).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ class BatchView(Protocol):
 
     def failed(self, s: Session) -> None: ...
 
-    def ending(self, s: Session) -> None: ...
+    def ending(self, s: Session) -> Any: ...
 
-    def committed(self) -> None: ...
+    def committed(self, kept: Any) -> None: ...
 
 
 class GroupCommit:
@@ -86,7 +86,7 @@ class GroupCommit:
 
     def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
-        view = self.view
+        view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
             orm.hold_loaded(s)  # the rows one write read serve the next ones too
             if view is not None:
@@ -106,8 +106,8 @@ class GroupCommit:
                     if view is not None:
                         view.succeeded(s)
             if view is not None:
-                view.ending(s)
+                kept = view.ending(s)
         if view is not None:
-            view.committed()
+            view.committed(kept)
         self.batches += 1
         return outcomes

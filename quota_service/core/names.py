@@ -39,12 +39,17 @@ BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *rang
 SEPARATORS = ("/", "\\")
 
 
+#: every character of those categories and the bidi controls, as one class
+#: (categories Cc, Cs, Zl and Zp are closed sets in Unicode's stability
+#: policy; tests/test_names.py checks the class against every code point)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029"
+                     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def unsafe_char(text: str) -> str | None:
     """The first control or bidi control character of ``text``, or None."""
-    for ch in text:
-        if ord(ch) in BIDI_CONTROLS or unicodedata.category(ch) in UNSAFE_CATEGORIES:
-            return ch
-    return None
+    found = _UNSAFE.search(text)
+    return found.group() if found else None
 
 
 def describe_char(ch: str) -> str:

@@ -9,7 +9,6 @@ a kind, never both.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Context, Decimal, Inexact, InvalidOperation, Overflow
 from typing import Mapping

@@ -102,7 +102,7 @@ class ServiceRuntime:
         results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
                                         presence, self.pending_abandon_after, self.log,
                                         self.queue_memos, lambda: self.waiters.generation,
-                                        groups)
+                                        groups, self.ledger_batches.view)
         return [i for r in results for i in r.admitted]
 
     def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,

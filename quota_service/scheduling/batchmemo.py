@@ -56,6 +56,11 @@ class Running(NamedTuple):
     node_id: int | None
     slots: dict
     gpus: list
+    user_id: int
+
+    @classmethod
+    def of(cls, a: Allocation) -> Running:
+        return cls(a.id, a.node_id, a.slots, list(a.gpus or []), a.user_id)
 
 
 def install(s: Session) -> None:
@@ -90,24 +95,29 @@ def line_generation(s: Session) -> int | None:
 
 
 class Carry:
-    """The memo one batch leaves to the next (``groupcommit``'s ``view``):
-    kept when the batch committed, used by the next batch when the
+    """The memo one ledger transaction leaves to the next: a batch
+    (``groupcommit``'s ``view``) or a queue pass (``queue.schedule_all``).
+    Kept when the transaction committed, used by the next one when the
     allocations' counter is where the kept one read it at its end; its line
     (``Memo.forget_line``) only when the line's counter is too (a queue pass
-    that only counted passes or changed reasons moved that one alone)."""
+    of another process that only counted passes or changed reasons moved
+    that one alone).
+
+    Every transaction using it holds the ledger lock from ``begin`` to its
+    COMMIT, so the memo is used by one at a time: ``begin`` takes the kept
+    one, and ``committed`` keeps what ``ending`` gave of it."""
 
     def __init__(self) -> None:
         self._kept: tuple[int, int | None, Memo] | None = None
-        self._ending: tuple[int, int | None, Memo] | None = None
         #: the memo's changes when the write under way began
         self._clean = 0
-        #: batches that started from the last one's memo (of them, those
-        #: that read the line again), and writes that failed without having
-        #: moved it (for tests and figures)
+        #: transactions that started from the last one's memo (of them,
+        #: those that read the line again), and writes that failed without
+        #: having moved it (for tests and figures)
         self.carried = self.line_read_again = self.kept_on_failure = 0
 
     def begin(self, s: Session) -> None:
-        kept, self._kept, self._ending = self._kept, None, None
+        kept, self._kept = self._kept, None
         if kept is not None and generation(s) == kept[0]:
             gen, line, memo = kept
             if line is None or line_generation(s) != line:
@@ -133,13 +143,14 @@ class Carry:
         install(s)
         self._clean = 0
 
-    def ending(self, s: Session) -> None:
-        """The batch's writes are done, its COMMIT next."""
+    def ending(self, s: Session) -> tuple[int, int | None, Memo] | None:
+        """The transaction's writes are done, its COMMIT next: what to keep
+        (for ``committed``) once that succeeded."""
         gen, memo = generation(s), of(s)
-        self._ending = None if gen is None or memo is None else (gen, line_generation(s), memo)
+        return None if gen is None or memo is None else (gen, line_generation(s), memo)
 
-    def committed(self) -> None:
-        self._kept, self._ending = self._ending, None
+    def committed(self, kept: tuple[int, int | None, Memo] | None) -> None:
+        self._kept = kept
 
 
 class Memo:
@@ -169,6 +180,10 @@ class Memo:
             self._held[domain_id] = holdings.domain_usage(s, domain_id)
         return self._held[domain_id]
 
+    def kept_held(self, domain_id: int) -> dict[holdings.Key, holdings.Held] | None:
+        """What the domain holds, if the memo has read it (None: not)."""
+        return self._held.get(domain_id)
+
     def running(self, s: Session, rg, read) -> list:
         """``read(s, rg)`` (``ledger.running_in``) once per group."""
         self._group(rg)
@@ -176,10 +191,18 @@ class Memo:
             self._running[rg.id] = list(read(s, rg))
         return self._running[rg.id]
 
-    def forget_line(self) -> None:
-        """Someone else changed a pending request's reasons or passes: how
-        many hold each group's line is read again when asked."""
-        self._blocking.clear()
+    def forget_line(self, rg_id: int | None = None) -> None:
+        """Someone else changed a pending request's reasons or passes (of the
+        group ``rg_id``; None: of any): how many hold the line is read again
+        when asked."""
+        if rg_id is None:
+            self._blocking.clear()
+        else:
+            self._blocking.pop(rg_id, None)
+
+    def forget_cluster(self, rg_id: int) -> None:
+        """The group's nodes are read again when asked."""
+        self._clusters.pop(rg_id, None)
 
     def blocking(self, s: Session, rg, read) -> int:
         """``read(s, rg)`` (``ledger.blocking_queue``) once per group."""
@@ -204,8 +227,7 @@ class Memo:
         amounts = slotlib.from_text(a.slots)
         self._count(a, a.state, amounts, 1)
         if a.state == "allocated" and a.resource_group_id in self._running:
-            self._running[a.resource_group_id].append(
-                Running(a.id, a.node_id, a.slots, list(a.gpus or [])))
+            self._running[a.resource_group_id].append(Running.of(a))
         if (a.state == "pending" and a.resource_group_id in self._blocking
                 and blocks(a.reasons, a.passes or 0, hol_passes)):
             self._blocking[a.resource_group_id] += 1

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core import generations
+from ..core import generations, rowcache
 from ..core.models import Device, Node, ResourceGroup, ResourceGroupGrant
 
 
@@ -79,6 +79,12 @@ class GroupRow:
         if by_name is None:
             by_name = self.memo["by_name"] = {n.name: n for n in self.nodes}
         return by_name[name]
+
+    def node_by_id(self, node_id: int) -> NodeRow | None:
+        by_id = self.memo.get("by_id")
+        if by_id is None:
+            by_id = self.memo["by_id"] = {n.id: n for n in self.nodes}
+        return by_id.get(node_id)
 
 
 def load(s: Session, name: str) -> GroupRow | None:
@@ -158,3 +164,21 @@ def group(s: Session, name: str) -> GroupRow | None:
     """The resource group ``name`` as it is in ``s``'s transaction, from
     memory unless it changed."""
     return cache_of(s).get(s, name)
+
+
+def group_by_id(s: Session, rg_id: int) -> GroupRow | None:
+    """The resource group of id ``rg_id`` (an allocation's), as ``group``."""
+    names = rowcache.of(s, "group names", lambda: rowcache.RowCache("groups", TABLES))
+    name = names.get(s, rg_id, lambda: s.scalar(
+        select(ResourceGroup.name).where(ResourceGroup.id == rg_id)))
+    return group(s, name) if name is not None else None
+
+
+def node_of(s: Session, rg_id: int, node_id: int | None) -> NodeRow | Node | None:
+    """An allocation's node (``node_id`` in its group ``rg_id``): the group's
+    row, or the ORM object of a node since moved to another group."""
+    if node_id is None:
+        return None
+    rg = group_by_id(s, rg_id)
+    row = rg.node_by_id(node_id) if rg is not None else None
+    return row if row is not None else s.get(Node, node_id)

@@ -23,11 +23,11 @@ from ..core import generations, images
 from ..operations import usage_store
 from ..sessions import registry
 from ..storage import mounts
-from ..tenancy import accounts
+from ..tenancy import accounts, people
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from ..core.models import Allocation, Node, Project, ResourceGroup, ResourcePolicy, User
+from ..core.models import Allocation, Project, ResourceGroup, ResourcePolicy, User
 from ..core.names import format_amount
 from ..core.orm import aware, iso
 from ..operations.reclaim import rules as reclaim_rules
@@ -157,10 +157,11 @@ class Context:
 
 def running_in(s: Session, rg: ResourceGroup) -> list:
     """What the group's allocated sessions hold, as rows of the columns
-    ``group_view`` and ``cluster_state`` read (``node_id``, ``slots``,
-    ``gpus``): no ORM objects, which cost more to build than the decision."""
+    ``group_view``, ``cluster_state`` and the queue's order read (``node_id``,
+    ``slots``, ``gpus``, ``user_id``; ``batchmemo.Running``): no ORM
+    objects, which cost more to build than the decision."""
     return s.execute(select(Allocation.id, Allocation.node_id, Allocation.slots,
-                            Allocation.gpus).where(
+                            Allocation.gpus, Allocation.user_id).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "allocated")).all()
 
 
@@ -207,16 +208,15 @@ def spawn_choices(s: Session, user_name: str) -> dict:
     return {"user": user.name, "domain": domain.name, "projects": projects, "images": images_}
 
 
-def _lookup_request(s: Session, p: Principal, body) -> tuple[User, Project, ResourceGroup]:
-    # (read once per batch: a batch often carries one user's requests together)
-    user = generations.once(s, ("user", p.name), frozenset({"users"}), lambda: s.scalar(
-        select(User).where(User.name == p.name)))
+def _lookup_request(s: Session, p: Principal, body) -> tuple[people.UserRow, people.ProjectRow,
+                                                             groupcache.GroupRow]:
+    user = people.user_named(s, p.name)
+    if user is None:  # (gone since the caller was authenticated)
+        raise Hidden(f"user {p.name!r} not found")
     domain = user.domain
     if (domain.name, body.project) not in p.projects:
         raise Hidden(f"project {domain.name}/{body.project} not found")
-    project = generations.once(
-        s, ("project", domain.id, body.project), frozenset({"projects"}), lambda: s.scalar(
-            select(Project).where(Project.domain_id == domain.id, Project.name == body.project)))
+    project = people.project_named(s, domain.id, body.project)
     if project is None or not project.active:
         raise Invalid(f"project {body.project!r} is not active")
     rg = group_for_decision(s, body.resource_group)
@@ -302,9 +302,10 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
     """The allocation as the API shows it; ``apps`` are the service ports of
     its image under the hub's ``base_url``, while it is allocated. The
     vfolder ``mounts`` carry host paths only for the hub (``mount_paths``)."""
-    node = s.get(Node, a.node_id) if a.node_id else None
-    user = s.get(User, a.user_id)
-    project = s.get(Project, a.project_id)
+    node = groupcache.node_of(s, a.resource_group_id, a.node_id)
+    user = people.user(s, a.user_id)
+    project = people.project(s, a.project_id)
+    rg = groupcache.group_by_id(s, a.resource_group_id)
     apps = []
     if a.state == "allocated" and a.image:
         apps = images.session_apps(base_url, user.name, a.server_name,
@@ -314,7 +315,7 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "user": user.name,
         "domain": user.domain.name,
         "project": project.name,
-        "resource_group": s.get(ResourceGroup, a.resource_group_id).name,
+        "resource_group": rg.name,
         "session_type": a.session_type,
         "slots": a.slots,
         "gpu_models": a.gpu_models,
@@ -452,8 +453,8 @@ def blocking_queue(s: Session, rg: ResourceGroup) -> int:
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
     a = get_allocation(s, alloc_id)
-    owner = s.get(User, a.user_id)
-    if not authz.can_see_user(p, owner.name, owner.domain.name):
+    owner = people.user(s, a.user_id)
+    if owner is None or not authz.can_see_user(p, owner.name, owner.domain.name):
         raise Hidden(f"allocation {alloc_id!r} not found")
     return a
 

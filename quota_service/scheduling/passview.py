@@ -15,7 +15,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, ledger, holdings
+from . import admission, batchmemo, ledger, holdings
 from ..sessions import registry
 from ..core import slots as slotlib
 from ..core.models import Allocation, Domain, Keypair, Project, ResourceGroup, ResourcePolicy, User
@@ -28,13 +28,17 @@ KEYS_PER_QUERY = 500
 class PassView:
     """The rows a pass over ``rg``'s queue judges its requests against."""
 
-    def __init__(self, s: Session, rg: ResourceGroup, running: list[Allocation],
-                 queued: list[Allocation] = ()):
+    def __init__(self, s: Session, rg: ResourceGroup, running: list,
+                 queued: list[Allocation] = (), memo: batchmemo.Memo | None = None):
         self.s, self.rg, self.running = s, rg, running
         #: the queue the pass goes over: its keypairs are read together
         self.queued = queued
-        self._held: dict[holdings.Key, holdings.Held] = {}
-        self._domains: set[int] = set()
+        #: the transaction's memo (``batchmemo``): what the domains hold and
+        #: the group's nodes come from it, and the pass's changes go to it
+        #: (``running`` is then the memo's list of the group)
+        self.memo = memo
+        #: per domain id: what its users, projects and itself hold
+        self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
         self._policies: dict[str, ResourcePolicy | None] = {}
         self._keypairs: dict[str, str | None] = {}
         self._images: dict[tuple[str | None, int], admission.ImageFacts | None] = {}
@@ -43,14 +47,20 @@ class PassView:
 
     # -- reading, once -----------------------------------------------------------
 
-    def _load(self, domain_id: int) -> None:
-        if domain_id not in self._domains:
-            self._domains.add(domain_id)
-            self._held.update(holdings.domain_usage(self.s, domain_id))
+    def _load(self, domain_id: int) -> dict[holdings.Key, holdings.Held]:
+        held = self._held.get(domain_id)
+        if held is None:
+            held = self._held[domain_id] = (
+                self.memo.held(self.s, domain_id) if self.memo is not None
+                else holdings.domain_usage(self.s, domain_id))
+        return held
 
     def _count(self, a: Allocation, amounts, sign: int) -> None:
-        if a.domain_id in self._domains:
-            holdings.count(self._held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
+        held = self._held.get(a.domain_id)
+        if held is None and self.memo is not None:
+            held = self.memo.kept_held(a.domain_id)  # what the memo holds, unread by the pass
+        if held is not None:
+            holdings.count(held, a.user_id, a.project_id, a.domain_id, a.state, amounts, sign)
 
     def load_keypairs(self, queued: list[Allocation]) -> None:
         """The policy names of ``queued``'s keypairs, in one query (not one
@@ -84,7 +94,9 @@ class PassView:
     def cluster(self):
         """The group's nodes with what runs on them subtracted."""
         if self._cluster is None:
-            self._cluster = ledger.cluster_state(self.rg, self.running)
+            self._cluster = (self.memo.cluster(self.rg, self.running, ledger.cluster_state)
+                             if self.memo is not None
+                             else ledger.cluster_state(self.rg, self.running))
         return self._cluster
 
     # -- judging -------------------------------------------------------------------
@@ -93,9 +105,8 @@ class PassView:
                  policy: ResourcePolicy | None, now: dt.datetime) -> admission.Snapshot:
         """What ``ledger.Context.snapshot(now, exclude=a.id)`` would give."""
         domain = user.domain
-        self._load(domain.id)
         own = amounts if a.state == "pending" else None
-        levels = ledger.limit_levels(user, project, policy, self._held, own)
+        levels = ledger.limit_levels(user, project, policy, self._load(domain.id), own)
         if self._group is None:
             self._group = ledger.group_view(self.rg, True)
         accessible = ledger.may_use_group(user, project, self.rg, policy)
@@ -115,13 +126,14 @@ class PassView:
             self._cluster.apply(ledger.placement_request(amounts, a.gpu_models), placement)
         else:
             self._cluster = None
+            if self.memo is not None:
+                self.memo.forget_cluster(self.rg.id)
 
     def admitted(self, a: Allocation, amounts) -> None:
         """Call after ``a`` was admitted (its state is "allocated")."""
-        self.running.append(a)
+        self.running.append(batchmemo.Running.of(a))
         self._count(a, amounts, 1)
 
     def cancelling(self, a: Allocation) -> None:
         """Call before a pending ``a`` is cancelled."""
-        if a.domain_id in self._domains:  # (its slots load only then)
-            self._count(a, slotlib.from_text(a.slots), -1)
+        self._count(a, slotlib.from_text(a.slots), -1)

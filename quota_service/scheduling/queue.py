@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, joinedload, load_only
+from sqlalchemy.orm import Session, load_only
 
-from . import admission, ledger, ordering, sessionaudit, waiters
+from . import admission, batchmemo, ledger, ordering, sessionaudit, waiters
 from ..core import db, orm
 from ..core import slots as slotlib
-from ..core.models import Allocation, Project, ResourceGroup, User
+from ..tenancy import people
+from ..core.models import Allocation, ResourceGroup
 from .passview import PassView
 from ..core.orm import aware
 
@@ -46,14 +47,17 @@ MEMO_MAX_AGE = 60.0
 def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence | None,
                  abandon_after: float, log, memos: dict[str, Memo] | None = None,
                  generation: Callable[[], int] | None = None,
-                 only: frozenset[str] | None = None) -> list[PassResult]:
+                 only: frozenset[str] | None = None,
+                 carry: batchmemo.Carry | None = None) -> list[PassResult]:
     """One pass over every resource group's queue (``only``: over these
     groups' queues; None: every group), each in its own ledger
     transaction (blocking: run it in a worker thread). ``presence``: who
     waited for what lately (None: judge nobody abandoned). ``memos`` (kept
     by the caller between passes) and ``generation`` (``Waiters.generation``)
     spare judging again what cannot have changed. Admissions and cancellations
-    are in the access log (``sessionaudit``, in the pass's transaction) and logged."""
+    are in the access log (``sessionaudit``, in the pass's transaction) and logged.
+    ``carry``: the ledger batches' memo (``batchmemo.Carry``), which a pass
+    starts from and keeps current, as a batch does."""
     with db.transaction(factory) as s:
         groups = [g for g in s.scalars(select(ResourceGroup.name))
                   if only is None or g in only]
@@ -68,10 +72,17 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
         memo = memos.setdefault(name, Memo()) if memos is not None else None
         if memo is not None and time.monotonic() - memo.at > MEMO_MAX_AGE:
             memo.generation = None  # now and then, judge everybody again
+        kept = None
         with db.ledger_transaction(factory) as s:
             # read holding the ledger lock: what committed before is in this pass
+            if carry is not None:
+                carry.begin(s)
             current = generation() if generation is not None else None
             result = schedule(s, name, now, strategy, gone, memo, current)
+            if carry is not None:
+                kept = carry.ending(s)
+        if carry is not None:
+            carry.committed(kept)
         results.append(result)
         if result.admitted:
             log.info("resource group %s: admitted %d request(s) from the queue (%d still "
@@ -122,9 +133,6 @@ QUEUE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.priority, Allo
                  Allocation.slots, Allocation.gpu_models, Allocation.session_type,
                  Allocation.image, Allocation.keypair, Allocation.reasons,
                  Allocation.origin, Allocation.server_name)
-#: what ordering, the group's view and placement read of the running sessions
-RUNNING_COLUMNS = (Allocation.id, Allocation.user_id, Allocation.node_id, Allocation.slots,
-                   Allocation.gpus)
 
 
 def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
@@ -149,14 +157,17 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     # what ordering and counting read; the rest loads for the requests judged
     pending = list(s.scalars(select(Allocation).options(load_only(*QUEUE_COLUMNS)).where(
         Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
-    # (rows of those columns, not ORM objects: nothing of them is written,
-    # and building objects cost a pass more than judging its queue)
-    running = list(s.execute(select(*RUNNING_COLUMNS).where(
-        Allocation.resource_group_id == rg.id, Allocation.state == "allocated")).all())
+    # what runs: rows, not ORM objects (nothing of them is written, and
+    # building objects cost a pass more than judging its queue); in a
+    # transaction with a memo (``batchmemo.Carry``), the memo's, which the
+    # pass keeps current for the decisions after it
+    carried = batchmemo.of(s)
+    running = (carried.running(s, rg, ledger.running_in) if carried is not None
+               else list(ledger.running_in(s, rg)))
     abandoned = abandoned or {}
     orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
-    _load_people(s, pending)
-    view = PassView(s, rg, running, pending)
+    people.preload(s, {a.user_id for a in pending}, {a.project_id for a in pending})
+    view = PassView(s, rg, running, pending, carried)
     known = memo.waited if (memo is not None and generation is not None
                             and memo.generation == generation) else {}
     waited: dict[str, bool] = {}
@@ -167,7 +178,7 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
         a.state, a.released_at = "cancelled", now
         a.release_reason = reason[:255]
         sessionaudit.ended(s, a, "pending", reason, now, sessionaudit.Via(sessionaudit.SCHEDULER))
-        result.cancelled.append((a.id, s.get(User, a.user_id).domain.name, a.release_reason))
+        result.cancelled.append((a.id, people.user(s, a.user_id).domain.name, a.release_reason))
 
     for a in queue_order(rg, pending, running):
         if a.id in abandoned:
@@ -208,6 +219,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
         if waits_for_capacity and a.passes <= rg.hol_passes:
             blocked = True  # head of line: hold the others back for now
     s.flush()
+    if carried is not None:  # its passes and reasons changed
+        carried.forget_line(rg.id)
     if memo is not None:
         if not known:
             memo.at = time.monotonic()
@@ -217,22 +230,11 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     return result
 
 
-def _load_people(s: Session, pending: list[Allocation]) -> None:
-    """Load the users (with their domains) and projects of the queue in two
-    queries, so judging a request finds them in the session (not one query
-    per request)."""
-    if pending:
-        s.scalars(select(User).options(joinedload(User.domain)).where(
-            User.id.in_({a.user_id for a in pending}))).all()
-        s.scalars(select(Project).where(
-            Project.id.in_({a.project_id for a in pending}))).all()
-
-
 def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.datetime,
           strategy):
     """(decision, placement or None) for a queued request."""
-    user = s.get(User, a.user_id)
-    project = s.get(Project, a.project_id)
+    user = people.user(s, a.user_id)
+    project = people.project(s, a.project_id)
     refusal = inactive(user, project)
     if refusal is not None:
         return refusal, None
@@ -246,7 +248,7 @@ def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.
     return ledger.judge(req, snap, view.cluster, strategy, rg)
 
 
-def inactive(user: User, project: Project) -> admission.Decision | None:
+def inactive(user: people.UserRow, project: people.ProjectRow) -> admission.Decision | None:
     """A refusal when the user, their domain or the project was deactivated."""
     for level, thing in (("domain", user.domain), ("project", project), ("user", user)):
         if not thing.active:

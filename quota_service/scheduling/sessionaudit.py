@@ -25,9 +25,10 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core.models import Allocation, AuditEntry, Node, Project, ResourceGroup, User
+from ..core.models import Allocation, AuditEntry
 from ..core.names import format_slot
-from ..tenancy import audit
+from . import groupcache
+from ..tenancy import audit, people
 
 #: a session asked for and started at once (placed on a node)
 START = "session.start"
@@ -73,21 +74,21 @@ def resources(slots: dict[str, str] | None) -> str:
 
 def describe(s: Session, a: Allocation) -> list[tuple[str, str]]:
     """The parts every session record carries, in order."""
-    user = s.get(User, a.user_id)
+    user = people.user(s, a.user_id)
     parts = [("user", user.name if user else "?")]
     if a.origin == "hub":
         parts.append(("server", a.server_name or "(default)"))
     else:
         parts.append(("started through", "the API"))
-    project = s.get(Project, a.project_id)
-    rg = s.get(ResourceGroup, a.resource_group_id)
+    project = people.project(s, a.project_id)
+    rg = groupcache.group_by_id(s, a.resource_group_id)
     parts += [("project", project.name if project else "?"),
               ("resource group", rg.name if rg else "?"),
               ("type", a.session_type),
               ("resources", resources(a.slots))]
     if a.gpus:
         parts.append(("gpus", ", ".join(f"#{g['index']} x {g['share']}" for g in a.gpus)))
-    node = s.get(Node, a.node_id) if a.node_id else None
+    node = groupcache.node_of(s, a.resource_group_id, a.node_id)
     if node is not None:
         parts.append(("node", node.name))
     return parts
@@ -114,7 +115,7 @@ def parse_detail(detail: str) -> dict[str, str]:
 def write(s: Session, a: Allocation, action: str, now: dt.datetime, via: Via | None = None,
           extra: list[tuple[str, str]] = (), status: int = 200) -> None:
     """Add the session record ``action`` of ``a`` to the transaction of ``s``."""
-    user = s.get(User, a.user_id)
+    user = people.user(s, a.user_id)
     domain = user.domain.name if user else None
     via = via or Via(user.name if user else None)
     if user is not None and via.actor == user.name and via.actor not in (SCHEDULER, RECLAIMER):
@@ -131,7 +132,7 @@ def write(s: Session, a: Allocation, action: str, now: dt.datetime, via: Via | N
 def _domain_of(s: Session, name: str | None, fallback: str | None) -> str | None:
     if name in (None, SCHEDULER, RECLAIMER):
         return None
-    user = s.scalar(select(User).where(User.name == name))
+    user = people.user_named(s, name)
     return user.domain.name if user is not None else fallback
 
 
