@@ -22,19 +22,21 @@ from ..core.orm import aware
 from .usage import Interval
 
 
-def record(s: Session, a: Allocation) -> UsageInterval | None:
+def record(s: Session, a: Allocation) -> dict | None:
     """Append the interval of ``a``, a session that ran and has just ended
-    (None when it never ran). Its end is never before its start."""
+    (its columns; None when it never ran). Its end is never before its
+    start. Written at once, in the transaction of ``s`` (a plain INSERT: the
+    ORM's unit of work for one row cost a release more than its decision)."""
     if a.admitted_at is None or a.ended_at is None:
         return None
     start = aware(a.admitted_at)
-    row = UsageInterval(
+    row = dict(
         allocation_id=a.id, user_id=a.user_id, project_id=a.project_id,
         domain_id=a.domain_id, resource_group_id=a.resource_group_id,
         session_type=a.session_type, slots=dict(a.slots or {}), gpus=list(a.gpus or []),
         started_at=start, ended_at=max(aware(a.ended_at), start),
     )
-    s.add(row)
+    s.connection().execute(UsageInterval.__table__.insert(), [row])
     return row
 
 
