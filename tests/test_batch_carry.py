@@ -224,3 +224,34 @@ def test_a_queue_pass_starts_from_the_batches_view_and_leaves_it_current(prop):
             Allocation.id.in_([value["id"] for _, value in again]))).all())
     assert [r["level"] for r in reasons[again[0][1]["id"]]] == ["user"]
     assert {r["level"] for r in reasons[again[1][1]["id"]]} == {"resource-group"}
+
+
+def test_a_batch_runs_without_savepoints_until_a_write_fails_after_writing(prop):
+    """Refusals and missing allocations raise before writing: the batch goes
+    on in its one transaction. A write that raises after writing, and a
+    database error, make the batch run again with a savepoint each: theirs
+    are rolled back alone, and the others' answers and rows stand."""
+    unlimited(prop)
+    commit = group_commit(prop)
+    first = batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, []), ("missing",),
+                                       ("submit", "bob", {"cpu": "1"}, [])], []), 10, commit)
+    assert states(first) == ["allocated", "NotFound", "allocated"]
+    assert commit.reruns == 0
+    [admit, other] = works(prop, [("submit", "alice", {"cpu": "1"}, []),
+                                  ("submit", "bob", {"cpu": "1"}, [])], [])
+
+    def admit_then_fail(s):
+        admit(s)
+        raise RuntimeError("the work failed after its write")
+
+    def bad_sql(s):
+        s.execute(sa.text("SELECT no_such_column FROM allocations"))
+
+    out = batched(prop, [admit_then_fail, bad_sql, other], 10, commit)
+    assert commit.reruns == 1
+    assert isinstance(out[0][1], RuntimeError) and isinstance(out[1][1], sa.exc.DBAPIError)
+    assert out[2][0] and out[2][1]["state"] == "allocated"
+    with prop.world.session_factory() as s:
+        assert s.scalar(sa.select(sa.func.count()).select_from(Allocation)) == 3
+    out = batched(prop, [bad_sql, other], 10, commit)  # a database error alone
+    assert commit.reruns == 2 and out[1][0]

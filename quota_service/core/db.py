@@ -58,6 +58,26 @@ def make_engine(url: str, **kwargs) -> Engine:
     return engine
 
 
+#: ``Connection.info`` key: how many writes (INSERT, UPDATE, DELETE) the
+#: database connection has run, for ``writes``
+_WRITES = "hubgrid_writes"
+_DML = ("INSERT", "UPDATE", "DELETE")
+
+
+@event.listens_for(Engine, "after_cursor_execute")
+def _count_writes(conn, _cursor, statement, _parameters, context, _executemany) -> None:
+    if (context is not None and (context.isinsert or context.isupdate or context.isdelete)) \
+            or statement.lstrip()[:6].upper() in _DML:
+        conn.info[_WRITES] = conn.info.get(_WRITES, 0) + 1
+
+
+def writes(s: Session) -> int:
+    """How many writes ``s``'s database connection has run (a count that
+    only grows: compare two readings to know whether anything was written
+    between them, by the ORM, Core or plain SQL)."""
+    return s.connection().info.get(_WRITES, 0)
+
+
 def alembic_config(engine: Engine | None = None) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", "quota_service:migrations")

@@ -1,8 +1,14 @@
 """Group commit: writes that arrive together share one transaction.
 
-Each write (``work(session)``) still runs alone and in arrival order, in a
-savepoint of its own: one that raises is rolled back to its savepoint and
-raises to its caller, and the others go on. Whatever queued while a batch
+Each write (``work(session)``) still runs alone and in arrival order, as
+if in a savepoint of its own: one that raises is rolled back and raises to
+its caller, and the others go on. Most writes that raise do so before they
+wrote anything (a refusal), so a batch first runs without savepoints (two
+statements a write saved): a write that raises having written nothing
+(``db.writes`` did not move, the session holds no unflushed change, no
+database error) leaves the transaction as it was, and the batch goes on. One
+that raises after writing makes the whole batch roll back and run again,
+each write in a SAVEPOINT of its own. Whatever queued while a batch
 ran is the next batch, so a lone write waits for nobody and a crowd pays
 for one BEGIN, one lock and one COMMIT per batch instead of one per write
 (on SQLite, where writers take turns, that is most of a write's cost). A
@@ -23,11 +29,16 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import db, orm
 
 T = TypeVar("T")
+
+
+class _WroteThenFailed(Exception):
+    """A write of a batch without savepoints raised after it wrote."""
 
 
 class BatchView(Protocol):
@@ -54,8 +65,8 @@ class GroupCommit:
         self._queue: list[tuple[Callable[[Session], Any], asyncio.Future]] = []
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: how many batches ran
-        self.batches = 0
+        #: how many batches ran, and how many of them ran again with savepoints
+        self.batches = self.reruns = 0
 
     async def run(self, work: Callable[[Session], T]) -> T:
         """``work(session)`` in the next batch; its value once that committed."""
@@ -85,6 +96,14 @@ class GroupCommit:
                     future.set_exception(value)
 
     def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
+        try:
+            return self._attempt(works, savepoints=False)
+        except _WroteThenFailed:
+            self.reruns += 1
+            return self._attempt(works, savepoints=True)
+
+    def _attempt(self, works: list[Callable[[Session], Any]],
+                 savepoints: bool) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
         view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
@@ -92,12 +111,20 @@ class GroupCommit:
             if view is not None:
                 view.begin(s)
             for work in works:
-                savepoint = s.begin_nested()
+                savepoint = s.begin_nested() if savepoints else None
+                before = None if savepoints else db.writes(s)
                 try:
                     value = work(s)
-                    savepoint.commit()
+                    if savepoint is not None:
+                        savepoint.commit()
+                    else:
+                        s.flush()  # (its own flush fails it, not the next write)
                 except Exception as exc:
-                    savepoint.rollback()
+                    if savepoint is not None:
+                        savepoint.rollback()
+                    elif (isinstance(exc, SQLAlchemyError) or db.writes(s) != before
+                          or s.new or s.dirty or s.deleted):
+                        raise _WroteThenFailed() from exc
                     if view is not None:
                         view.failed(s)
                     outcomes.append((False, exc))
