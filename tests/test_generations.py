@@ -92,3 +92,24 @@ def test_a_held_transaction_loads_each_row_once(session_factory, counted):
                 assert s.get(User, 1).name == "alice"  # nothing else refers to it
                 gc.collect()
             assert len(counted) - before == loads
+
+
+def test_the_first_counter_read_reads_them_all_and_a_written_one_is_read_alone(
+        session_factory, counted):
+    groups, tenancy = frozenset({"nodes"}), frozenset({"users"})
+    with db.transaction(session_factory) as s:
+        counted.clear()
+        g = generations.generation(s, "groups", groups)
+        t = generations.generation(s, "tenancy", tenancy)
+        assert g is not None and t is not None
+        assert len([q for q in counted if "ledger_counters" in q]) == 1  # both in one query
+        s.add(Domain(name="acme"))
+        s.flush()
+        s.add(User(name="alice", domain_id=s.scalar(sa.select(Domain.id))))
+        s.flush()  # the users' triggers moved 'tenancy'
+        counted.clear()
+        assert generations.generation(s, "groups", groups) == g  # not written: as read
+        assert generations.generation(s, "tenancy", tenancy) != t  # read again, alone
+        assert len([q for q in counted if "ledger_counters" in q]) == 1
+    with db.transaction(session_factory) as s:  # a new transaction reads them anew
+        assert generations.generation(s, "tenancy", tenancy) != t

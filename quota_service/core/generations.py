@@ -30,9 +30,24 @@ T = TypeVar("T")
 def generation(s: Session, name: str, tables: frozenset[str]) -> int | None:
     """The counter ``name`` (of ``tables``) as ``s``'s transaction sees it
     (None: a database without it, whose rows are never kept); read once per
-    transaction unless it writes to ``tables``."""
-    return once(s, ("generation", name), tables, lambda: s.scalar(
-        select(LedgerCounter.value).where(LedgerCounter.name == name)))
+    transaction unless it writes to ``tables``. The first counter a
+    transaction asks for reads them all (one query, not one per counter);
+    one asked for after the transaction wrote to its tables is read alone."""
+
+    def load() -> int | None:
+        if wrote(s, tables):
+            return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == name))
+        counters = s.info.get(_COUNTERS)
+        if counters is None:
+            counters = s.info[_COUNTERS] = dict(
+                s.execute(select(LedgerCounter.name, LedgerCounter.value)).all())
+        return counters.get(name)
+
+    return once(s, ("generation", name), tables, load)
+
+
+#: ``Session.info`` key: every counter, as the transaction first read them
+_COUNTERS = "hubgrid_counters"
 
 
 #: ``Session.info`` key: what ``once`` read in this transaction
@@ -94,6 +109,7 @@ def _ended(session, transaction) -> None:
     if transaction.parent is None:
         session.info.pop(_WROTE, None)
         session.info.pop(_ONCE, None)
+        session.info.pop(_COUNTERS, None)
 
 
 _caches: dict[str, weakref.WeakKeyDictionary] = {}
