@@ -121,7 +121,7 @@ def test_unknown_keys_are_never_kept(session_factory, key):
     with pytest.raises(Unauthenticated):
         auth(session_factory, access_key="HGNOPE")
     with db.transaction(session_factory) as s:
-        kept = keycache.cache_of(s)._keys[1]
+        kept = keycache.cache_of(s)._entries._rows[1]
         assert "HGNOPE" not in kept
         assert "HGK" not in kept  # nothing asked for it yet
 

@@ -1,15 +1,17 @@
 """Rows kept in memory between transactions, at one generation of their tables.
 
-The pattern of ``tenancy/keycache`` for any rows read by key: each copy is
-tagged with a generation (``core/generations``: a ``ledger_counters`` row
-that triggers move with every change to ``tables``, whoever writes). Reading
+Rows read by key (each keypair's caller: ``tenancy/keycache``; users and
+projects: ``tenancy/people``), each copy tagged with a generation
+(``core/generations``: a ``ledger_counters`` row that triggers move with
+every change to ``tables``, whoever writes). Reading
 it is one row in the caller's transaction, read before the rows, so a copy
 is never tagged newer than what it holds: a change committed before the
 read is seen, and one committed during it moves the counter past the copy.
 A transaction that wrote to ``tables`` neither reads nor keeps copies (its
 rows may be its own uncommitted change). Missing rows are never kept (an
 unknown name costs its query each time, not memory), and a copy holding
-``max_rows`` starts again.
+``max_rows`` starts again (``on_reset`` is called then, and whenever a
+copy of a new generation starts).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ R = TypeVar("R")
 class RowCache(Generic[R]):
     """Rows of one database by key, at one generation of ``tables``."""
 
-    def __init__(self, counter: str, tables: frozenset[str], max_rows: int = 200_000):
+    def __init__(self, counter: str, tables: frozenset[str], max_rows: int = 200_000,
+                 on_reset: Callable[[], None] | None = None):
         self.counter, self.tables, self.max_rows = counter, tables, max_rows
+        self.on_reset = on_reset
         self._lock = threading.Lock()
         #: (the generation, its rows): replaced as one, so a reader never
         #: pairs a new generation with the rows of an old one
@@ -52,6 +56,8 @@ class RowCache(Generic[R]):
             if gen != kept_gen or len(kept) + len(found) > self.max_rows:
                 kept = {}
                 self._rows = (gen, kept)
+                if self.on_reset is not None:
+                    self.on_reset()
             kept.update(found)
 
     def get(self, s: Session, key: Hashable, load: Callable[[], R | None]) -> R | None:

@@ -174,11 +174,12 @@ def group_by_id(s: Session, rg_id: int) -> GroupRow | None:
     return group(s, name) if name is not None else None
 
 
-def node_of(s: Session, rg_id: int, node_id: int | None) -> NodeRow | Node | None:
-    """An allocation's node (``node_id`` in its group ``rg_id``): the group's
-    row, or the ORM object of a node since moved to another group."""
+def node_of(s: Session, rg: GroupRow | None,
+            node_id: int | None) -> NodeRow | Node | None:
+    """An allocation's node (``node_id`` in its group ``rg``, from
+    ``group_by_id``): the group's row, or the ORM object of a node since
+    moved to another group."""
     if node_id is None:
         return None
-    rg = group_by_id(s, rg_id)
     row = rg.node_by_id(node_id) if rg is not None else None
     return row if row is not None else s.get(Node, node_id)

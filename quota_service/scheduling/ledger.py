@@ -302,10 +302,10 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
     """The allocation as the API shows it; ``apps`` are the service ports of
     its image under the hub's ``base_url``, while it is allocated. The
     vfolder ``mounts`` carry host paths only for the hub (``mount_paths``)."""
-    node = groupcache.node_of(s, a.resource_group_id, a.node_id)
+    rg = groupcache.group_by_id(s, a.resource_group_id)
+    node = groupcache.node_of(s, rg, a.node_id)
     user = people.user(s, a.user_id)
     project = people.project(s, a.project_id)
-    rg = groupcache.group_by_id(s, a.resource_group_id)
     apps = []
     if a.state == "allocated" and a.image:
         apps = images.session_apps(base_url, user.name, a.server_name,

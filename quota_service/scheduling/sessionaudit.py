@@ -88,7 +88,7 @@ def describe(s: Session, a: Allocation) -> list[tuple[str, str]]:
               ("resources", resources(a.slots))]
     if a.gpus:
         parts.append(("gpus", ", ".join(f"#{g['index']} x {g['share']}" for g in a.gpus)))
-    node = groupcache.node_of(s, a.resource_group_id, a.node_id)
+    node = groupcache.node_of(s, rg, a.node_id)
     if node is not None:
         parts.append(("node", node.name))
     return parts

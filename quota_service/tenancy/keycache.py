@@ -27,7 +27,7 @@ from typing import Callable
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from ..core import generations
+from ..core import generations, rowcache
 from ..core.authz import Principal
 from ..core.models import Keypair
 
@@ -57,28 +57,18 @@ class KeyCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: (the generation, its keys): replaced as one, so a reader never
-        #: pairs a new generation with the keys of an old one
-        self._keys: tuple[int | None, dict[str, KeyEntry]] = (None, {})
         self._used: dict[str, dt.datetime] = {}  # last uses written since the read
+        #: the kept entries (``core/rowcache``); a copy that starts again
+        #: forgets the last uses written too
+        self._entries: rowcache.RowCache[KeyEntry] = rowcache.RowCache(
+            "tenancy", TABLES, MAX_KEYS, on_reset=self._forget_uses)
+
+    def _forget_uses(self) -> None:
+        self._used = {}
 
     def entry(self, s: Session, access_key: str,
               load: Callable[[Session, str], KeyEntry | None]) -> KeyEntry | None:
-        gen = generations.generation(s, "tenancy", TABLES)  # before the read
-        kept_gen, kept = self._keys
-        if gen is not None and gen == kept_gen:
-            hit = kept.get(access_key)
-            if hit is not None:
-                return hit
-        found = load(s, access_key)
-        if gen is not None and found is not None and not generations.wrote(s, TABLES):
-            with self._lock:
-                kept_gen, kept = self._keys
-                if gen != kept_gen or len(kept) >= MAX_KEYS:
-                    kept, self._used = {}, {}
-                    self._keys = (gen, kept)
-                kept[access_key] = found
-        return found
+        return self._entries.get(s, access_key, lambda: load(s, access_key))
 
     def record_use(self, s: Session, access_key: str, entry: KeyEntry,
                    now: dt.datetime) -> None:
