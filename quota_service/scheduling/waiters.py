@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from sqlalchemy import event, inspect
+from sqlalchemy import event
+from sqlalchemy.orm.attributes import get_history, instance_state
 
 from ..core.models import (
     Allocation,
@@ -257,7 +258,12 @@ UNDECISIVE = {"last_used_at", "passes", "reasons", "log_purged_at"}
 
 
 def _changed_keys(obj) -> set[str]:
-    return {attr.key for attr in inspect(obj).attrs if attr.history.has_changes()}
+    # only an attribute set since the last flush keeps its committed value
+    # (``committed_state``), so only those can have changes; reading every
+    # attribute's state (``inspect(obj).attrs``) built one object per column
+    # of every object a flush wrote
+    return {key for key in instance_state(obj).committed_state
+            if get_history(obj, key).has_changes()}
 
 
 def _collect(session) -> tuple[set[str], bool]:
@@ -273,8 +279,8 @@ def _collect(session) -> tuple[set[str], bool]:
             decisive = True
     for obj in session.dirty:
         if isinstance(obj, Allocation):
-            state = inspect(obj).attrs.state.history
-            if state.has_changes() or inspect(obj).attrs.reasons.history.has_changes():
+            state = get_history(obj, "state")
+            if state.has_changes() or get_history(obj, "reasons").has_changes():
                 changed.add(obj.id)
             # capacity and usage change only when an allocation starts or ends
             decisive |= "allocated" in (*state.added, *state.deleted)
