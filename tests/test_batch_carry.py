@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -224,6 +226,35 @@ def test_a_queue_pass_starts_from_the_batches_view_and_leaves_it_current(prop):
             Allocation.id.in_([value["id"] for _, value in again]))).all())
     assert [r["level"] for r in reasons[again[0][1]["id"]]] == ["user"]
     assert {r["level"] for r in reasons[again[1][1]["id"]]} == {"resource-group"}
+
+
+def test_the_next_transaction_waits_until_the_last_one_kept_its_view(prop, monkeypatch):
+    """The ledger lock is let go at the COMMIT, before the transaction keeps
+    its view: a batch beginning in between found none kept and read
+    everything again (on PostgreSQL, 35 times in 1,000 storm requests).
+    It waits for its turn now, and starts from the view the pass kept."""
+    unlimited(prop)
+    commit = group_commit(prop)
+    batched(prop, works(prop, [("submit", "alice", {"cpu": "1"}, [])], []), 10, commit)
+    carried, real, in_between = commit.view.carried, commit.view.committed, threading.Event()
+
+    def committed_slowly(kept):
+        in_between.set()
+        time.sleep(0.3)  # committed in the database, the view not kept yet
+        real(kept)
+
+    monkeypatch.setattr(commit.view, "committed", committed_slowly)
+    queue_pass = threading.Thread(target=queueing.schedule_all, args=(
+        prop.world.session_factory, prop.now, prop.strategy, None, 60,
+        logging.getLogger("t")), kwargs={"carry": commit.view})
+    queue_pass.start()
+    assert in_between.wait(30)
+    monkeypatch.undo()
+    again = batched(prop, works(prop, [("submit", "bob", {"cpu": "1"}, [])], []), 10, commit)
+    queue_pass.join()
+    assert states(again) == ["allocated"]
+    # the pass started from the first batch's view, the second batch from the pass's
+    assert commit.view.carried == carried + 2
 
 
 def test_a_batch_runs_without_savepoints_until_a_write_fails_after_writing(prop):

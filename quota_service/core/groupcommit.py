@@ -16,17 +16,20 @@ caller's answer comes after its batch committed, exactly as with its own
 transaction; a failed COMMIT fails every write of the batch.
 
 A ``view`` (``batchmemo.Carry``) keeps what the batch's writes read in
-``session.info``: ``begin(session)`` when a batch begins, ``succeeded(session)``
-after each write that committed to its savepoint, ``failed(session)`` after
-one was rolled back (what it moved may be wrong), ``ending(session)``
-after the last write, before the COMMIT (what to keep of it), and
-``committed(kept)`` once that succeeded (so a view may outlive its batch).
+``session.info``. A batch runs in the view's ``turn()`` (a context held from
+before its BEGIN to after ``committed``): ``begin(session)`` when a batch
+begins, ``succeeded(session)`` after each write that committed to its
+savepoint, ``failed(session)`` after one was rolled back (what it moved may
+be wrong), ``ending(session)`` after the last write, before the COMMIT (what
+to keep of it), and ``committed(kept)`` once that succeeded (so a view may
+outlive its batch).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -43,6 +46,8 @@ class _WroteThenFailed(Exception):
 
 class BatchView(Protocol):
     """What a batch's writes read, kept beside it (see the module's doc)."""
+
+    def turn(self) -> AbstractContextManager: ...
 
     def begin(self, s: Session) -> None: ...
 
@@ -104,6 +109,12 @@ class GroupCommit:
 
     def _attempt(self, works: list[Callable[[Session], Any]],
                  savepoints: bool) -> list[tuple[bool, Any]]:
+        view = self.view
+        with view.turn() if view is not None else nullcontext():
+            return self._attempt_in_turn(works, savepoints)
+
+    def _attempt_in_turn(self, works: list[Callable[[Session], Any]],
+                         savepoints: bool) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
         view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:

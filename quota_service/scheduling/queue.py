@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -73,16 +74,17 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
         if memo is not None and time.monotonic() - memo.at > MEMO_MAX_AGE:
             memo.generation = None  # now and then, judge everybody again
         kept = None
-        with db.ledger_transaction(factory) as s:
-            # read holding the ledger lock: what committed before is in this pass
+        with carry.turn() if carry is not None else nullcontext():
+            with db.ledger_transaction(factory) as s:
+                # read holding the ledger lock: what committed before is in this pass
+                if carry is not None:
+                    carry.begin(s)
+                current = generation() if generation is not None else None
+                result = schedule(s, name, now, strategy, gone, memo, current)
+                if carry is not None:
+                    kept = carry.ending(s)
             if carry is not None:
-                carry.begin(s)
-            current = generation() if generation is not None else None
-            result = schedule(s, name, now, strategy, gone, memo, current)
-            if carry is not None:
-                kept = carry.ending(s)
-        if carry is not None:
-            carry.committed(kept)
+                carry.committed(kept)
         results.append(result)
         if result.admitted:
             log.info("resource group %s: admitted %d request(s) from the queue (%d still "
