@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from quota_service.core import db, keys
 from quota_service.core.errors import Denied, Unauthenticated
 from quota_service.core.models import Domain, Keypair, Membership, Project, User
-from quota_service.tenancy import accounts, keycache
+from quota_service.tenancy import keyauth, keycache
 
 NOW = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.timezone.utc)
 SECRET = "s3cret-" + "x" * 30
@@ -34,7 +34,7 @@ def key(session_factory):
 
 def auth(session_factory, access_key="HGK", secret=SECRET, now=NOW):
     with db.transaction(session_factory) as s:
-        return accounts.principal_for_keypair(s, access_key, secret, now)
+        return keyauth.principal_for_keypair(s, access_key, secret, now)
 
 
 def gen(engine) -> int:
@@ -131,7 +131,7 @@ def test_what_a_writing_transaction_read_is_never_kept(session_factory, key):
         s.get(User, 1).active = False
         s.flush()
         with pytest.raises(Denied, match="inactive"):
-            accounts.principal_for_keypair(s, "HGK", SECRET, NOW)
+            keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
         s.rollback()
     assert auth(session_factory).name == "alice"  # the rolled-back refusal was not kept
 
@@ -171,7 +171,7 @@ def test_writes_to_other_tables_do_not_keep_a_transaction_from_keeping_what_it_r
         s.add(AuditEntry(timestamp=NOW, actor="x", action="test", target="t", outcome="success",
                          status=200, detail=""))
         s.flush()  # the access log, as the requests batched with this one write it
-        first = accounts.principal_for_keypair(s, "HGK", SECRET, NOW)
+        first = keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
     assert auth(session_factory) is first  # kept
 
 
@@ -179,7 +179,7 @@ def test_recording_a_use_does_not_keep_the_next_caller_from_being_kept(session_f
     with db.transaction(session_factory) as s:
         s.add(Keypair(access_key="HGL", secret_hash=keys.hash_secret(SECRET), user_id=1))
     with db.transaction(session_factory) as s:  # two requests batched together
-        accounts.principal_for_keypair(s, "HGL", SECRET, NOW)  # its first use: written
-        first = accounts.principal_for_keypair(s, "HGK", SECRET, NOW)
+        keyauth.principal_for_keypair(s, "HGL", SECRET, NOW)  # its first use: written
+        first = keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
     assert last_use(session_factory) is not None
     assert auth(session_factory) is first  # kept all the same

@@ -15,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from quota_service.tenancy import accounts as manager
+from quota_service.tenancy import keyauth
 from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
 from quota_service.core.models import (
     Domain,
@@ -441,7 +442,7 @@ def new_keypair(world, caller="alice", **body) -> dict:
 
 def keypair_auth(world, access_key, secret, now=NOW):
     with world.tx() as s:
-        return manager.principal_for_keypair(s, access_key, secret, now)
+        return keyauth.principal_for_keypair(s, access_key, secret, now)
 
 
 def test_keypair_secret_is_shown_once_and_only_its_hash_is_stored(tenancy):

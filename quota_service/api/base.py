@@ -40,7 +40,7 @@ from ..sessions.logs import LogStore
 from ..sessions.registry import ScanReport
 from ..storage.folders import Storage
 from ..storage.hosts import Host
-from ..tenancy import accounts, audit
+from ..tenancy import accounts, audit, keyauth, keycache
 from ..tenancy.hubmirror import HubMirror
 from .uploadbook import FileUploads
 
@@ -110,6 +110,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     creates_when_new: tuple[str, ...] = ()
     #: content types other than JSON a verb answers with (for OpenAPI)
     produces: dict[str, str] = {}
+    #: verbs that act in the ledger's batch (``db(..., ledger="batched")``)
+    #: and there confirm a keypair caller taken from memory (``tenancy.keyauth``)
+    confirmed_in_batch: frozenset[str] = frozenset()
 
     def initialize(self, service):
         # the HubgridService (untyped: the api package may not import the app
@@ -120,6 +123,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         self.audit_domain: str | None = None
         self.audit_detail = ""
         self._credential = "none"
+        #: the keypair (access key, secret) and time of a caller still to be
+        #: confirmed in the ledger batch (``confirmed_in_batch``)
+        self._unconfirmed: tuple[str, str, dt.datetime] | None = None
 
     # -- time and database ------------------------------------------------
 
@@ -138,7 +144,9 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         not open a transaction of its own (on SQLite it would wait for the
         write lock its own thread holds)."""
         if ledger == "batched":
-            return await self.service.ledger_batches.run(work)
+            if self._unconfirmed is None:
+                return await self.service.ledger_batches.run(work)
+            return await self._confirmed_then(work)
         begin = ledger_transaction if ledger else transaction
         factory = self.session_factory
 
@@ -148,7 +156,37 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
         return await off_loop(run)
 
+    async def _confirmed_then(self, work: Callable[[Session], T]) -> T:
+        """``work`` in the ledger's batch after the keypair caller taken from
+        memory is confirmed there (``tenancy.keyauth``); the key's last use
+        is written with it, or on its own when the write was refused."""
+        (access_key, secret, now), self._unconfirmed = self._unconfirmed, None
+
+        def confirmed(s: Session) -> T:
+            self.principal = keyauth.principal_for_keypair(s, access_key, secret, now,
+                                                           record=False)
+            value = work(s)
+            keyauth.principal_for_keypair(s, access_key, secret, now)  # its use, if due
+            return value
+
+        try:
+            return await self.service.ledger_batches.run(confirmed)
+        except ApiError:
+            if keyauth.use_due(self.key_cache, access_key, now):
+                try:
+                    await self.service.write_batches.run(
+                        lambda s: keyauth.principal_for_keypair(s, access_key, secret, now))
+                except ApiError:
+                    pass  # not a usable key any more: no use to record
+            raise
+
     # -- the service's collaborators ----------------------------------------
+
+    @property
+    def key_cache(self) -> keycache.KeyCache:
+        """The keypairs kept in memory for the service database."""
+        with self.session_factory() as s:  # (no connection: only its engine)
+            return keycache.cache_of(s)
 
     @property
     def session_factory(self) -> sessionmaker[Session]:
@@ -295,9 +333,14 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
                 raise Unauthenticated("malformed keypair header: use 'Keypair ACCESS:SECRET'")
             self._credential = "keypair"
             now = self.now()
+            if self.request.method.lower() in self.confirmed_in_batch:
+                kept = keyauth.kept_caller(self.key_cache, *parsed, now)
+                if kept is not None:
+                    self.principal, self._unconfirmed = kept, (*parsed, now)
+                    return
             # a write (the key's last use): with the others arriving together
             self.principal = await self.service.write_batches.run(
-                lambda s: accounts.principal_for_keypair(s, *parsed, now))
+                lambda s: keyauth.principal_for_keypair(s, *parsed, now))
             return
         if scheme == INTERNAL_SCHEME:
             raise Unauthenticated("internal credentials are not accepted here")

@@ -239,6 +239,7 @@ class AllocationsHandler(SessionAudit, APIHandler):
     resource = "allocation"
     bodies = {"post": AllocationCreate}
     success = {"post": ("201", "202")}  # allocated / pending
+    confirmed_in_batch = frozenset({"post"})
     queries = {"get": {"state": "pending, allocated, released or cancelled (several: "
                                 "comma-separated)",
                        "user": "only this user's",
@@ -305,6 +306,7 @@ class AllocationHandler(SessionAudit, APIHandler):
     """One allocation; while pending, ``reasons`` says why."""
 
     resource = "allocation"
+    confirmed_in_batch = frozenset({"delete"})
 
     async def get(self, allocation_id):
         """One allocation; while pending, ``reasons`` says why."""

@@ -60,6 +60,11 @@ class RowCache(Generic[R]):
                     self.on_reset()
             kept.update(found)
 
+    def peek(self, key: Hashable) -> R | None:
+        """The row ``key`` as last kept, whatever the generation now: a
+        guess, to be confirmed by ``get`` in a transaction."""
+        return self._rows[1].get(key)
+
     def get(self, s: Session, key: Hashable, load: Callable[[], R | None]) -> R | None:
         """The row ``key``: kept, else ``load()`` (None: there is none)."""
         gen, kept = self._current(s)

@@ -8,7 +8,6 @@ plain JSON-able dicts. Nothing here knows about HTTP; the caller commits
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 from sqlalchemy import select
@@ -16,10 +15,10 @@ from sqlalchemy.orm import Session
 
 from ..core import authz, db, keys
 from ..core.orm import aware, flush, iso, user_named
-from . import keycache, superadmins
+from . import superadmins
 from .policies import check_policy_within_domain, check_within_domain
 from ..core.authz import Principal
-from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound, Unauthenticated
+from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
 from ..core.models import Domain, Keypair, Membership, Project, Role, User
 from ..core.schemas import (
     DomainCreate,
@@ -165,53 +164,6 @@ def principal_for_hub_user(s: Session, name: str) -> Principal:
             "or ask an admin to add you"
         )
     return principal_for(s, u, "token")
-
-
-def principal_for_keypair(
-    s: Session, access_key: str, secret: str, now: dt.datetime
-) -> Principal:
-    """The caller behind a keypair (from memory unless the accounts changed:
-    ``keycache``); records its use to the minute."""
-    cache = keycache.cache_of(s)
-    k = cache.entry(s, access_key, _key_entry)
-    # compare even for an unknown key, so timing does not tell which keys exist
-    matches = keys.secret_matches(secret, k.secret_hash if k is not None else keys.DUMMY_HASH)
-    if k is None or not matches:
-        raise Unauthenticated("invalid keypair")
-    if not k.active:
-        raise Unauthenticated("keypair is inactive")
-    if k.expires_at is not None and k.expires_at <= now:
-        raise Unauthenticated("keypair has expired")
-    if k.refusal is not None:
-        raise Denied(k.refusal)
-    cache.record_use(s, access_key, k, now)
-    return k.principal
-
-
-def _key_entry(s: Session, access_key: str) -> keycache.KeyEntry | None:
-    # two queries of the columns it needs: no ORM objects, which cost more to
-    # build than the check (every caller's first request makes one)
-    k = s.execute(select(Keypair.access_key, Keypair.secret_hash, Keypair.active,
-                         Keypair.expires_at, Keypair.last_used_at, Keypair.resource_policy,
-                         User.id, User.name, User.role, User.active.label("user_active"),
-                         Domain.name.label("domain"), Domain.active.label("domain_active"))
-                  .join(User, User.id == Keypair.user_id)
-                  .join(Domain, Domain.id == User.domain_id)
-                  .where(Keypair.access_key == access_key)).first()
-    if k is None:
-        return None
-    projects = s.scalars(select(Project.name).join(Membership, Membership.project_id == Project.id)
-                         .where(Membership.user_id == k.id))
-    try:
-        principal, refusal = dataclasses.replace(
-            caller(k.name, k.role, k.user_active, k.domain, k.domain_active, projects,
-                   "keypair"),
-            keypair=k.access_key, policy=k.resource_policy), None
-    except Denied as e:
-        principal, refusal = None, e.message
-    return keycache.KeyEntry(secret_hash=k.secret_hash, active=k.active,
-                             expires_at=aware(k.expires_at), last_used_at=aware(k.last_used_at),
-                             principal=principal, refusal=refusal)
 
 
 def me(s: Session, p: Principal) -> dict:

@@ -70,12 +70,20 @@ class KeyCache:
               load: Callable[[Session, str], KeyEntry | None]) -> KeyEntry | None:
         return self._entries.get(s, access_key, lambda: load(s, access_key))
 
+    def peek(self, access_key: str) -> KeyEntry | None:
+        """The key as last kept, unconfirmed (``core/rowcache`` ``peek``)."""
+        return self._entries.peek(access_key)
+
+    def use_due(self, access_key: str, entry: KeyEntry, now: dt.datetime) -> bool:
+        """Whether the key's recorded last use is older than ``LAST_USE_RESOLUTION``."""
+        last = self._used.get(access_key, entry.last_used_at)
+        return last is None or not dt.timedelta(0) <= now - last < LAST_USE_RESOLUTION
+
     def record_use(self, s: Session, access_key: str, entry: KeyEntry,
                    now: dt.datetime) -> None:
         """Write the key's last use when the recorded one is older than
         ``LAST_USE_RESOLUTION`` (in ``s``'s transaction)."""
-        last = self._used.get(access_key, entry.last_used_at)
-        if last is not None and dt.timedelta(0) <= now - last < LAST_USE_RESOLUTION:
+        if not self.use_due(access_key, entry, now):
             return
         s.execute(update(Keypair).where(Keypair.access_key == access_key)
                   .values(last_used_at=now)
