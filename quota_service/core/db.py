@@ -71,6 +71,12 @@ def _count_writes(conn, _cursor, statement, _parameters, context, _executemany) 
         conn.info[_WRITES] = conn.info.get(_WRITES, 0) + 1
 
 
+def count_write(s: Session) -> None:
+    """Count a write ``s`` will run later (``core/laterrows``) as run."""
+    info = s.connection().info
+    info[_WRITES] = info.get(_WRITES, 0) + 1
+
+
 def writes(s: Session) -> int:
     """How many writes ``s``'s database connection has run (a count that
     only grows: compare two readings to know whether anything was written

@@ -11,7 +11,9 @@ that raises after writing makes the whole batch roll back and run again,
 each write in a SAVEPOINT of its own. Whatever queued while a batch
 ran is the next batch, so a lone write waits for nobody and a crowd pays
 for one BEGIN, one lock and one COMMIT per batch instead of one per write
-(on SQLite, where writers take turns, that is most of a write's cost). A
+(on SQLite, where writers take turns, that is most of a write's cost), and
+the session records and usage intervals of a batch without savepoints are
+inserted at its end, one statement per table (``laterrows``). A
 caller's answer comes after its batch committed, exactly as with its own
 transaction; a failed COMMIT fails every write of the batch.
 
@@ -35,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import db, orm
+from . import db, laterrows, orm
 
 T = TypeVar("T")
 
@@ -119,6 +121,8 @@ class GroupCommit:
         view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
             orm.hold_loaded(s)  # the rows one write read serve the next ones too
+            if not savepoints:  # records and usage intervals at the end (``laterrows``)
+                laterrows.collect(s)
             if view is not None:
                 view.begin(s)
             for work in works:
@@ -143,6 +147,10 @@ class GroupCommit:
                     outcomes.append((True, value))
                     if view is not None:
                         view.succeeded(s)
+            try:
+                laterrows.flush(s)
+            except SQLAlchemyError as exc:  # whose row it was is known with savepoints
+                raise _WroteThenFailed() from exc
             if view is not None:
                 kept = view.ending(s)
         if view is not None:

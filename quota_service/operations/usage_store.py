@@ -17,6 +17,7 @@ from decimal import Decimal
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from ..core import laterrows
 from ..core.models import Allocation, Domain, Project, ResourceGroup, UsageInterval, User
 from ..core.orm import aware
 from .usage import Interval
@@ -25,8 +26,9 @@ from .usage import Interval
 def record(s: Session, a: Allocation) -> dict | None:
     """Append the interval of ``a``, a session that ran and has just ended
     (its columns; None when it never ran). Its end is never before its
-    start. Written at once, in the transaction of ``s`` (a plain INSERT: the
-    ORM's unit of work for one row cost a release more than its decision)."""
+    start. Written in the transaction of ``s`` (a plain INSERT: the ORM's
+    unit of work for one row cost a release more than its decision), with
+    the batch's others at its end (``core/laterrows``)."""
     if a.admitted_at is None or a.ended_at is None:
         return None
     start = aware(a.admitted_at)
@@ -36,7 +38,7 @@ def record(s: Session, a: Allocation) -> dict | None:
         session_type=a.session_type, slots=dict(a.slots or {}), gpus=list(a.gpus or []),
         started_at=start, ended_at=max(aware(a.ended_at), start),
     )
-    s.connection().execute(UsageInterval.__table__.insert(), [row])
+    laterrows.insert(s, UsageInterval.__table__, row)
     return row
 
 

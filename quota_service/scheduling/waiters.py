@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
 from sqlalchemy import event
-from sqlalchemy.orm.attributes import get_history, instance_state
+from sqlalchemy.orm.attributes import PASSIVE_NO_INITIALIZE, get_history, instance_state
 
 from ..core.models import (
     Allocation,
@@ -262,8 +262,8 @@ def _changed_keys(obj) -> set[str]:
     # (``committed_state``), so only those can have changes; reading every
     # attribute's state (``inspect(obj).attrs``) built one object per column
     # of every object a flush wrote
-    return {key for key in instance_state(obj).committed_state
-            if get_history(obj, key).has_changes()}
+    return {key for key in list(instance_state(obj).committed_state)
+            if get_history(obj, key, PASSIVE_NO_INITIALIZE).has_changes()}
 
 
 def _collect(session) -> tuple[set[str], bool]:
@@ -279,8 +279,9 @@ def _collect(session) -> tuple[set[str], bool]:
             decisive = True
     for obj in session.dirty:
         if isinstance(obj, Allocation):
-            state = get_history(obj, "state")
-            if state.has_changes() or get_history(obj, "reasons").has_changes():
+            state = get_history(obj, "state", PASSIVE_NO_INITIALIZE)
+            if state.has_changes() or get_history(obj, "reasons",
+                                                  PASSIVE_NO_INITIALIZE).has_changes():
                 changed.add(obj.id)
             # capacity and usage change only when an allocation starts or ends
             decisive |= "allocated" in (*state.added, *state.deleted)
