@@ -185,8 +185,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     @property
     def key_cache(self) -> keycache.KeyCache:
         """The keypairs kept in memory for the service database."""
-        with self.session_factory() as s:  # (no connection: only its engine)
-            return keycache.cache_of(s)
+        return keycache.cache_for(self.session_factory.kw["bind"])
 
     @property
     def session_factory(self) -> sessionmaker[Session]:

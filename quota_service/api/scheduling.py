@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..scheduling import inventory, ledger, listing, nodedesk, sessionaudit
+from ..scheduling import ending, inventory, ledger, listing, nodedesk, sessionaudit
 from ..tenancy import policies
 from ..sessions import logs
 from ..core.errors import ApiError, Hidden
@@ -319,11 +319,11 @@ class AllocationHandler(SessionAudit, APIHandler):
         """Release an allocation, or cancel a pending one (not one a hub server holds)."""
         self.audit_target = allocation_id
         now, via = self.now(), self.via()
-        model = await self.db(lambda s: ledger.release(
+        ended = await self.db(lambda s: ending.end(
             s, self.principal, allocation_id, now, f"stopped by {self.principal.name}",
             via=via), ledger="batched")
-        self.audit_domain = model["domain"]
-        self.schedule_soon(model["resource_group"])
+        self.audit_domain = ended.domain
+        self.schedule_soon(ended.resource_group)
         self.no_content()
 
     def audit_action(self, method: str) -> str:

@@ -120,7 +120,11 @@ def per_engine(s: Session, kind: str, make: Callable[[], T]) -> T:
     """The ``kind`` cache of ``s``'s database, made by ``make()`` the first
     time (one per engine: a test process serves many databases)."""
     bind = s.get_bind()
-    engine = getattr(bind, "engine", bind)
+    return of_engine(getattr(bind, "engine", bind), kind, make)
+
+
+def of_engine(engine, kind: str, make: Callable[[], T]) -> T:
+    """``per_engine`` for ``engine`` (without a session)."""
     caches = _caches.get(kind)
     cache = caches.get(engine) if caches is not None else None
     if cache is not None:  # (made once: read without the lock)

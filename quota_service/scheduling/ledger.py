@@ -453,10 +453,16 @@ def blocking_queue(s: Session, rg: ResourceGroup) -> int:
 
 def visible_allocation(s: Session, p: Principal, alloc_id: str) -> Allocation:
     a = get_allocation(s, alloc_id)
+    seen_by(s, p, a)
+    return a
+
+
+def seen_by(s: Session, p: Principal, a: Allocation) -> people.UserRow:
+    """The owner of ``a``, if ``p`` may see it (else Hidden: not found)."""
     owner = people.user(s, a.user_id)
     if owner is None or not authz.can_see_user(p, owner.name, owner.domain.name):
-        raise Hidden(f"allocation {alloc_id!r} not found")
-    return a
+        raise Hidden(f"allocation {a.id!r} not found")
+    return owner
 
 
 def get_allocation(s: Session, alloc_id: str) -> Allocation:
@@ -473,17 +479,24 @@ def release(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: s
     An allocation held by a hub server is released by the hub when the server
     stops; through the API it would free a GPU the server still uses."""
     a = visible_allocation(s, p, alloc_id)
+    releasable(a)
+    return release_allocation(s, a, now, reason, base_url=base_url, via=via)
+
+
+def releasable(a: Allocation) -> None:
+    """Refuse to end, through the API, what a running hub server holds."""
     if a.origin == "hub" and a.state == "allocated":
         raise Conflict("this allocation belongs to a running server: stop the server instead")
-    return release_allocation(s, a, now, reason, base_url=base_url, via=via)
 
 
 def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
                        exit_code: int | None = None, base_url: str = "/",
-                       mount_paths: bool = False, via: sessionaudit.Via | None = None) -> dict:
+                       mount_paths: bool = False, via: sessionaudit.Via | None = None,
+                       model: bool = True) -> dict | None:
     """End an allocation exactly once: a session that ran is released (it
     ended now, with ``exit_code`` when the spawner knows it), a pending one
-    cancelled. Releasing it again changes nothing and answers the same.
+    cancelled. Releasing it again changes nothing and answers the same (its
+    model; None without ``model``).
     A session the reclaim pass stopped ends for the rule that stopped it,
     whoever releases it (its spawner says only "stopped"). The access log
     gets ``session.end``, saying how (``sessionaudit.ending``)."""
@@ -501,7 +514,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
         if memo is not None:
             memo.removed(a, was)
         sessionaudit.ended(s, a, was, reason, now, via)
-    return allocation_model(s, a, base_url, mount_paths)
+    return allocation_model(s, a, base_url, mount_paths) if model else None
 
 
 # --- the hub -----------------------------------------------------------------

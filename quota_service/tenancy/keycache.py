@@ -95,3 +95,8 @@ class KeyCache:
 def cache_of(s: Session) -> KeyCache:
     """The key cache of ``s``'s database (one per engine)."""
     return generations.per_engine(s, "keys", KeyCache)
+
+
+def cache_for(engine) -> KeyCache:
+    """``cache_of`` for ``engine`` (without a session)."""
+    return generations.of_engine(engine, "keys", KeyCache)
