@@ -55,6 +55,12 @@ def hold_loaded(s: Session) -> None:
 
 @event.listens_for(Session, "loaded_as_persistent")
 def _loaded(session, instance) -> None:
+    hold(session, instance)
+
+
+def hold(session: Session, instance) -> None:
+    """Keep ``instance`` until ``session``'s transaction ends, when it holds
+    what it loads (``hold_loaded``)."""
     held = session.info.get(_HELD)
     if held is not None:
         held.append(instance)

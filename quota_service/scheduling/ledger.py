@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from . import admission, batchmemo, groupcache, holdings, inventory, sessionaudit
 from ..core import authz
-from ..core import generations, images
+from ..core import generations, images, rowinsert
 from ..operations import usage_store
 from ..sessions import registry
 from ..storage import mounts
@@ -433,8 +433,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         a.gpus = placement_gpus(rg, placement)
         a.admitted_at = now
         a.reasons = []
-    s.add(a)
-    s.flush()
+    rowinsert.insert(s, a)  # one plain INSERT, not the ORM's unit of work
     if memo is not None:
         memo.added(a, rg.hol_passes)
         if placement is not None:

@@ -188,6 +188,7 @@ class Waiters:
         allocations whose state or reasons it changed, and count the
         ``generation`` of what queue decisions read."""
         event.listen(factory, "after_flush", self._after_flush)
+        event.listen(factory, "do_orm_execute", self._inserting)
         event.listen(factory, "after_commit", self._after_commit)
         event.listen(factory, "after_rollback", self._after_rollback)
 
@@ -201,6 +202,20 @@ class Waiters:
         if deciding:
             session.info[deciding_key] = True
             self._next_generation()  # before the commit too: see ``generation``
+
+    def _inserting(self, state) -> None:
+        """Allocations made with a plain INSERT (``core/rowinsert``) count
+        as a flush of new objects would."""
+        table = getattr(state.statement, "table", None) if state.is_insert else None
+        if getattr(table, "name", None) != Allocation.__tablename__:
+            return
+        params = state.parameters
+        rows = params if isinstance(params, list) else [params] if params else []
+        changed_key, deciding_key = self._keys()
+        state.session.info.setdefault(changed_key, set()).update(r["id"] for r in rows)
+        if any(r.get("state") == "allocated" for r in rows):
+            state.session.info[deciding_key] = True
+            self._next_generation()
 
     def _after_commit(self, session) -> None:
         changed_key, deciding_key = self._keys()
