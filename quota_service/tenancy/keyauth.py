@@ -12,6 +12,9 @@ database), and the batch's write first confirms it in its own transaction
 domain deactivated or a membership removed before the batch is seen there,
 and the write is refused as it would have been. A key not kept (its first
 use; the accounts changed and nobody read them since) is read the usual way.
+What a handler does before its batch decides nothing: a request refused
+there (a malformed body, 4xx) is answered, and its access-log entry written,
+as for the caller the key gave when last read.
 """
 
 from __future__ import annotations
