@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import io
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -183,6 +184,71 @@ def _kill_relay_of(path: str) -> None:
                 continue
             if b"hubgrid-relay" in cmd and path.encode() in cmd:
                 os.kill(int(pid), 9)
+
+
+async def test_beside_the_server_it_serves_in_the_foreground_and_ends_the_server_if_it_cannot_bind(
+        tmp_path):
+    """hubgrid-session starts the relay beside the server with the server's
+    PID: it stays in the foreground and copies; one that cannot bind says why
+    and sends the server a TERM, so the start fails."""
+    path = str(tmp_path / "hub.sock")
+
+    async def echo(reader, writer):
+        writer.write(b"hub says: " + await reader.read(1 << 16))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_unix_server(echo, path)
+    port = _free_port()
+    stand_in = subprocess.Popen(["sleep", "60"])  # the Jupyter server
+    relay = None
+    try:
+        relay = await asyncio.create_subprocess_exec(
+            sys.executable, str(SCRIPT), str(port), path, str(stand_in.pid))
+        for _ in range(100):  # it binds in its own time: the caller does not wait
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        writer.write(b"hello")
+        await writer.drain()
+        assert await reader.read() == b"hub says: hello"
+        writer.close()
+        assert relay.returncode is None  # still serving, in the foreground
+        # a second one cannot bind: it ends "the server"
+        again = await asyncio.create_subprocess_exec(
+            sys.executable, str(SCRIPT), str(port), path, str(stand_in.pid),
+            stderr=subprocess.PIPE)
+        _, err = await again.communicate()
+        assert again.returncode == 1 and b"cannot listen" in err and b"ending the server" in err
+        assert stand_in.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if relay is not None and relay.returncode is None:
+            relay.kill()
+            await relay.wait()
+        if stand_in.poll() is None:
+            stand_in.kill()
+        server.close()
+        await server.wait_closed()
+
+
+def test_a_session_whose_relay_cannot_bind_does_not_start(tmp_path):
+    """hubgrid-session with the relay's port taken: the server (here a
+    stand-in, ``sleep``) it exec'd is ended, and the relay says why."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    session = SCRIPT.parent / "hubgrid-session"
+    env = dict(os.environ, HUBGRID_NO_INIT="1", HUBGRID_RELAY_PORT=str(taken.getsockname()[1]),
+               HUBGRID_RELAY_SOCKET=str(tmp_path / "hub.sock"))
+    try:
+        done = subprocess.run(["sh", str(session), "sleep", "60"], env=env, capture_output=True,
+                              text=True, timeout=30)
+    finally:
+        taken.close()
+    assert done.returncode == -signal.SIGTERM
+    assert "relay cannot listen" in done.stderr and "ending the server" in done.stderr
 
 
 async def test_the_session_side_relay_listens_before_it_returns_and_copies_both_ways(tmp_path):
