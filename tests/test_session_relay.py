@@ -251,6 +251,35 @@ def test_a_session_whose_relay_cannot_bind_does_not_start(tmp_path):
     assert "relay cannot listen" in done.stderr and "ending the server" in done.stderr
 
 
+def test_a_batch_session_ends_its_relay_with_it(tmp_path):
+    """In batch mode hubgrid-session waits for its children at the end: the
+    relay (serving until told) is stopped with the server, and the session
+    ends with the batch command's code."""
+    path = str(tmp_path / "hub.sock")
+    session = SCRIPT.parent / "hubgrid-session"
+    env = dict(os.environ, HUBGRID_NO_INIT="1", HUBGRID_RELAY_PORT=str(_free_port()),
+               HUBGRID_RELAY_SOCKET=path, HUBGRID_BATCH_COMMAND="exit 3",
+               HUBGRID_BATCH_GRACE="0")
+    env.pop("JUPYTERHUB_SERVICE_URL", None)
+    try:
+        done = subprocess.run(["sh", str(session), "sleep", "60"], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 3, done.stderr
+        assert "batch command exited with code 3" in done.stderr
+        relays = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                  and path.encode() in _cmdline(pid)]
+        assert relays == []
+    finally:
+        _kill_relay_of(path)
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 async def test_the_session_side_relay_listens_before_it_returns_and_copies_both_ways(tmp_path):
     path = str(tmp_path / "hub.sock")
 
