@@ -166,7 +166,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             self.principal = keyauth.principal_for_keypair(s, access_key, secret, now,
                                                            record=False)
             value = work(s)
-            keyauth.principal_for_keypair(s, access_key, secret, now)  # its use, if due
+            keyauth.record_use(s, access_key, now)
             return value
 
         try:

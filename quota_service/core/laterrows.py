@@ -47,8 +47,3 @@ def flush(s: Session) -> int:
     for table, rows in kept.items():
         s.connection().execute(table.insert(), rows)
     return sum(len(rows) for rows in kept.values())
-
-
-def drop(s: Session) -> None:
-    """Stop collecting, forgetting the kept rows (their transaction is rolled back)."""
-    s.info.pop(KEY, None)

@@ -46,6 +46,15 @@ def kept_caller(cache: keycache.KeyCache, access_key: str, secret: str,
     return k.principal if keys.secret_matches(secret, k.secret_hash) else None
 
 
+def record_use(s: Session, access_key: str, now: dt.datetime) -> None:
+    """Write the last use of a key ``principal_for_keypair`` just checked in
+    ``s``'s transaction (``record=False``), when due: no second check."""
+    cache = keycache.cache_of(s)
+    k = cache.entry(s, access_key, _key_entry)
+    if k is not None:
+        cache.record_use(s, access_key, k, now)
+
+
 def use_due(cache: keycache.KeyCache, access_key: str, now: dt.datetime) -> bool:
     """Whether the key's last use is to be written (as last kept)."""
     k = cache.peek(access_key)
