@@ -113,3 +113,57 @@ def test_the_first_counter_read_reads_them_all_and_a_written_one_is_read_alone(
         assert len([q for q in counted if "ledger_counters" in q]) == 1
     with db.transaction(session_factory) as s:  # a new transaction reads them anew
         assert generations.generation(s, "tenancy", tenancy) != t
+
+
+def _counter(s, name):  # the counter as the transaction sees it, read directly
+    return s.scalar(sa.select(generations.LedgerCounter.value)
+                    .where(generations.LedgerCounter.name == name))
+
+
+def _add_user(s, name):
+    s.add(User(name=name, domain_id=s.scalar(sa.select(Domain.id))))
+
+
+def test_counters_asked_after_a_write_are_read_in_one_query_until_the_next_write(
+        session_factory, counted):
+    tenancy = frozenset({"users"})  # both asked as written ('groups' as if it watched users)
+    with db.transaction(session_factory) as s:
+        s.add(Domain(name="acme"))
+        s.flush()
+        _add_user(s, "alice")
+        s.flush()
+        counted.clear()
+        t = generations.generation(s, "tenancy", tenancy)
+        g = generations.generation(s, "groups", tenancy)
+        assert len([q for q in counted if "ledger_counters" in q]) == 1  # the batch's end: one
+        assert (t, g) == (_counter(s, "tenancy"), _counter(s, "groups"))
+        _add_user(s, "bob")  # not flushed yet: asking flushes it, then reads again
+        counted.clear()
+        t2 = generations.generation(s, "tenancy", tenancy)
+        assert any(q.lstrip().upper().startswith("INSERT") for q in counted)
+        assert len([q for q in counted if "ledger_counters" in q]) == 1
+        assert t2 != t and t2 == _counter(s, "tenancy")
+        s.execute(sa.update(User).values(active=True))  # a Core write: read again too
+        counted.clear()
+        assert generations.generation(s, "groups", tenancy) == g  # (its triggers: not users')
+        assert generations.generation(s, "tenancy", tenancy) == _counter(s, "tenancy")
+        # one reading of every counter after that write, and the direct read
+        assert len([q for q in counted if "ledger_counters" in q]) == 2
+
+
+def test_a_counter_is_read_again_after_a_savepoint_took_its_write_back(session_factory):
+    tenancy = frozenset({"users"})
+    with db.transaction(session_factory) as s:
+        s.add(Domain(name="acme"))
+        s.flush()
+        _add_user(s, "alice")
+        s.flush()
+        before = generations.generation(s, "tenancy", tenancy)
+        savepoint = s.begin_nested()
+        _add_user(s, "bob")
+        s.flush()
+        inside = generations.generation(s, "tenancy", tenancy)
+        assert inside != before
+        savepoint.rollback()
+        # no write since the last reading, but the savepoint took one back
+        assert generations.generation(s, "tenancy", tenancy) == before == _counter(s, "tenancy")

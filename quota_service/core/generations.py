@@ -22,6 +22,7 @@ from typing import Callable, TypeVar
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
+from . import db
 from .models import LedgerCounter
 
 T = TypeVar("T")
@@ -36,11 +37,10 @@ def generation(s: Session, name: str, tables: frozenset[str]) -> int | None:
 
     def load() -> int | None:
         if wrote(s, tables):
-            return s.scalar(select(LedgerCounter.value).where(LedgerCounter.name == name))
+            return _since_writes(s).get(name)
         counters = s.info.get(_COUNTERS)
         if counters is None:
-            counters = s.info[_COUNTERS] = dict(
-                s.execute(select(LedgerCounter.name, LedgerCounter.value)).all())
+            counters = s.info[_COUNTERS] = _every_counter(s)
         return counters.get(name)
 
     return once(s, ("generation", name), tables, load)
@@ -48,6 +48,30 @@ def generation(s: Session, name: str, tables: frozenset[str]) -> int | None:
 
 #: ``Session.info`` key: every counter, as the transaction first read them
 _COUNTERS = "hubgrid_counters"
+#: ``Session.info`` key: every counter as read after the transaction's last
+#: write, with when: (``db.writes``, the savepoint then open)
+_SINCE = "hubgrid_counters_since"
+
+
+def _every_counter(s: Session) -> dict[str, int]:
+    return dict(s.execute(select(LedgerCounter.name, LedgerCounter.value)).all())
+
+
+def _since_writes(s: Session) -> dict[str, int]:
+    """Every counter as ``s``'s transaction sees it now that it wrote: read
+    again after each write (counted by ``db.writes``; a flush about to run
+    is one), and after a savepoint opened or ended, which may take writes
+    back; read once for all counters asked for in between (a batch's end
+    asks for two)."""
+    if s.new or s.dirty or s.deleted:
+        s.flush()
+    when = (db.writes(s), s.get_nested_transaction())
+    kept = s.info.get(_SINCE)
+    if kept is not None and kept[0] == when:
+        return kept[1]
+    counters = _every_counter(s)
+    s.info[_SINCE] = (when, counters)
+    return counters
 
 
 #: ``Session.info`` key: what ``once`` read in this transaction
@@ -110,6 +134,7 @@ def _ended(session, transaction) -> None:
         session.info.pop(_WROTE, None)
         session.info.pop(_ONCE, None)
         session.info.pop(_COUNTERS, None)
+        session.info.pop(_SINCE, None)
 
 
 _caches: dict[str, weakref.WeakKeyDictionary] = {}
