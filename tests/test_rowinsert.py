@@ -115,3 +115,16 @@ def test_a_column_only_the_database_fills_is_refused():
     with pytest.raises(ValueError, match="flag: a server default only"):
         rowinsert.row_of(_OnlyServerDefault(id=1))
     assert rowinsert.row_of(_OnlyServerDefault(id=1, flag="y")) == {"id": 1, "flag": "y"}
+
+
+def test_an_insert_taken_back_by_its_savepoint_leaves_no_object_that_says_otherwise(
+        cluster, made):
+    factory = cluster.world.session_factory
+    a = allocation(made)
+    with db.transaction(factory) as s:
+        savepoint = s.begin_nested()
+        rowinsert.insert(s, a)
+        savepoint.rollback()
+        assert sa.inspect(a).expired  # as after a flush: not what the row... was
+        with pytest.raises(sa.orm.exc.ObjectDeletedError):
+            a.state  # its row is gone: reading it says so

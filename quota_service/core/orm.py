@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import event, select
+from sqlalchemy import event, inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -70,3 +70,14 @@ def hold(session: Session, instance) -> None:
 def _released(session, transaction) -> None:
     if transaction.parent is None:
         session.info.pop(_HELD, None)
+
+
+def written(session: Session, instance) -> None:
+    """Tell ``session``'s transaction that ``instance``'s row was written
+    without a flush (``rowinsert``, ``rowupdate``), as a flush would: a
+    rollback of the transaction, or of the savepoint it was written in,
+    expires the object, so what it holds is read again from the database
+    instead of what was taken back. (SQLAlchemy has no public call for
+    this: ``Session._register_altered`` is what its flush calls;
+    tests/test_rowupdate.py fails if it stops doing so.)"""
+    session._register_altered([inspect(instance)])

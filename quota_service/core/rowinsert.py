@@ -50,3 +50,4 @@ def insert(s: Session, obj) -> None:
     make_transient_to_detached(obj)
     s.add(obj)
     orm.hold(s, obj)
+    orm.written(s, obj)  # (a savepoint rolled back expires it: its row is gone)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from . import admission, batchmemo, groupcache, holdings, inventory, sessionaudit
 from ..core import authz
-from ..core import generations, images, rowinsert
+from ..core import generations, images, rowinsert, rowupdate
 from ..operations import usage_store
 from ..sessions import registry
 from ..storage import mounts
@@ -501,14 +501,13 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
     gets ``session.end``, saying how (``sessionaudit.ending``)."""
     if a.state in ACTIVE:
         was = a.state
-        if a.state == "allocated":
-            a.state, a.ended_at, a.exit_code = "released", now, exit_code
+        values = {"state": "cancelled", "released_at": now, "release_reason": (
+            (a.reclaim_notice or {}).get("reclaim_reason") or reason)[:255]}
+        if was == "allocated":
+            values.update(state="released", ended_at=now, exit_code=exit_code)
+        rowupdate.update(s, a, values)  # (one UPDATE, no unit of work)
+        if was == "allocated":
             usage_store.record(s, a)  # the usage record's interval (issue #12)
-        else:
-            a.state = "cancelled"
-        a.released_at = now
-        a.release_reason = ((a.reclaim_notice or {}).get("reclaim_reason") or reason)[:255]
-        s.flush()
         memo = batchmemo.of(s)
         if memo is not None:
             memo.removed(a, was)

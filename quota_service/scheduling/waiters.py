@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Mapping
 from sqlalchemy import event
 from sqlalchemy.orm.attributes import PASSIVE_NO_INITIALIZE, get_history, instance_state
 
+from ..core import rowupdate
 from ..core.models import (
     Allocation,
     Device,
@@ -204,16 +205,27 @@ class Waiters:
             self._next_generation()  # before the commit too: see ``generation``
 
     def _inserting(self, state) -> None:
-        """Allocations made with a plain INSERT (``core/rowinsert``) count
-        as a flush of new objects would."""
-        table = getattr(state.statement, "table", None) if state.is_insert else None
-        if getattr(table, "name", None) != Allocation.__tablename__:
-            return
-        params = state.parameters
-        rows = params if isinstance(params, list) else [params] if params else []
+        """Allocations made with a plain INSERT (``core/rowinsert``) or
+        changed with a plain UPDATE (``core/rowupdate``) count as a flush of
+        those objects would."""
+        change = state.execution_options.get(rowupdate.CHANGE) if state.is_update else None
+        if change is not None:
+            if change.table != Allocation.__tablename__:
+                return
+            ids = [change.key[0]] if change.changed("state") or change.changed("reasons") else []
+            deciding = change.changed("state") and "allocated" in (
+                change.before.get("state"), change.after["state"])
+        else:
+            table = getattr(state.statement, "table", None) if state.is_insert else None
+            if getattr(table, "name", None) != Allocation.__tablename__:
+                return
+            params = state.parameters
+            rows = params if isinstance(params, list) else [params] if params else []
+            ids = [r["id"] for r in rows]
+            deciding = any(r.get("state") == "allocated" for r in rows)
         changed_key, deciding_key = self._keys()
-        state.session.info.setdefault(changed_key, set()).update(r["id"] for r in rows)
-        if any(r.get("state") == "allocated" for r in rows):
+        state.session.info.setdefault(changed_key, set()).update(ids)
+        if deciding:
             state.session.info[deciding_key] = True
             self._next_generation()
 
