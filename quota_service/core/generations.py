@@ -53,8 +53,12 @@ _COUNTERS = "hubgrid_counters"
 _SINCE = "hubgrid_counters_since"
 
 
+#: (made once: a statement built per call costs more than its run)
+_EVERY = select(LedgerCounter.name, LedgerCounter.value)
+
+
 def _every_counter(s: Session) -> dict[str, int]:
-    return dict(s.execute(select(LedgerCounter.name, LedgerCounter.value)).all())
+    return dict(s.execute(_EVERY).all())
 
 
 def _since_writes(s: Session) -> dict[str, int]:

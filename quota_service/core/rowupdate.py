@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import inspect
+from sqlalchemy import bindparam, inspect
 from sqlalchemy import update as sql_update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -43,6 +43,22 @@ class Change:
         return column in self.after and self.before.get(column) != self.after[column]
 
 
+#: (mapper, the attributes it sets) -> its UPDATE, with parameters: made once
+#: (building a statement and its cache key cost more than running it)
+_STATEMENTS: dict = {}
+
+
+def _statement(mapper, names: tuple[str, ...], columns: dict):
+    stmt = _STATEMENTS.get((mapper, names))
+    if stmt is None:
+        table = mapper.local_table
+        stmt = _STATEMENTS[(mapper, names)] = sql_update(table).where(*(
+            col == bindparam(f"k{i}", type_=col.type)
+            for i, col in enumerate(mapper.primary_key))).values({
+                columns[k].key: bindparam(f"v_{k}", type_=columns[k].type) for k in names})
+    return stmt
+
+
 def update(s: Session, obj, values: dict[str, Any]) -> Change:
     """Set ``values`` (attribute -> value) of persistent ``obj`` with one
     UPDATE of its row; they are then its loaded values. Raises ValueError
@@ -58,10 +74,10 @@ def update(s: Session, obj, values: dict[str, Any]) -> Change:
         raise ValueError(f"{mapper.class_.__name__} is not persistent: nothing to update")
     change = Change(mapper.local_table.name, key,
                     {k: state.dict.get(k) for k in values}, dict(values))
-    where = [col == value for col, value in zip(mapper.primary_key, key)]
-    s.execute(sql_update(mapper.local_table).where(*where)
-              .values({columns[k].key: v for k, v in values.items()}),
-              execution_options={CHANGE: change})
+    names = tuple(sorted(values))
+    params = {**{f"k{i}": v for i, v in enumerate(key)},
+              **{f"v_{k}": values[k] for k in names}}
+    s.execute(_statement(mapper, names, columns), params, execution_options={CHANGE: change})
     for k, v in values.items():
         set_committed_value(obj, k, v)
     orm.written(s, obj)  # (a savepoint rolled back expires it)

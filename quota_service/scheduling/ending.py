@@ -29,6 +29,9 @@ COLUMNS = (Allocation.id, Allocation.user_id, Allocation.project_id, Allocation.
            Allocation.slots, Allocation.gpus, Allocation.state, Allocation.origin,
            Allocation.server_name, Allocation.admitted_at, Allocation.ended_at,
            Allocation.exit_code, Allocation.reclaim_notice)
+#: the loader option of those columns, made once (built per call, with its
+#: cache key, it cost a tenth of an end)
+ONLY = load_only(*COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ class Ended:
 def end(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,
         via: sessionaudit.Via | None = None) -> Ended:
     """``ledger.release`` without the model."""
-    a = s.get(Allocation, alloc_id, options=[load_only(*COLUMNS)])
+    a = s.get(Allocation, alloc_id, options=[ONLY])
     if a is None:
         raise NotFound(f"allocation {alloc_id!r} not found")
     owner = ledger.seen_by(s, p, a)
