@@ -4,7 +4,8 @@ A Docker session in its own network namespace (``HubgridDockerSpawner.isolated``
 has nothing but its own loopback. What it needs from outside comes through
 one Unix socket in the session's directory, served here in the hub: HTTP
 requests to the hub's API (the server's OAuth, its activity) and to the
-hubgrid API (the Lab extension, the ``hubgrid`` command, reclaim activity),
+hubgrid API (the Lab extension, the ``hubgrid`` command, reclaim activity)
+and to the serving gateway (through the hub's proxy: the Lab's Chat page),
 each forwarded to its upstream, and nothing else: any other path, an
 ``Upgrade`` (websockets, CONNECT), or a path that could climb out of its
 prefix is refused with 403 before anything is forwarded. Inside the
