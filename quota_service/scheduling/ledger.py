@@ -17,7 +17,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import admission, batchmemo, groupcache, holdings, inventory, sessionaudit
+from . import admission, batchmemo, groupcache, holdings, inventory, policycache, sessionaudit
 from ..core import authz
 from ..core import generations, images, rowinsert, rowupdate
 from ..operations import usage_store
@@ -43,9 +43,11 @@ THOUSAND = Decimal(1000)
 
 # --- reading the world -----------------------------------------------------
 
-def policy_of(s: Session, name: str) -> ResourcePolicy | None:
-    return generations.once(s, ("policy", name), frozenset({"resource_policies"}), lambda: s.scalar(
-        select(ResourcePolicy).where(ResourcePolicy.name == name)))
+def policy_of(s: Session, name: str) -> policycache.PolicyRow | None:
+    """The policy ``name``'s columns (read-only), kept between transactions
+    while nobody changes the policies (``policycache``)."""
+    return generations.once(s, ("policy", name), policycache.TABLES,
+                            lambda: policycache.policy(s, name))
 
 
 def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
