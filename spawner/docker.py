@@ -130,10 +130,9 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
 
     relay_port = Integer(
         8081,
-        help="""The port of the session's own loopback where an isolated
-        session reaches the hub's API, the hubgrid API and the serving
-        gateway (its relay): ``JUPYTERHUB_API_URL`` and ``HUBGRID_API_URL``
-        point there.""",
+        help="""The port of the session's own loopback where an isolated session reaches
+        the hub's API, the hubgrid API and the serving gateway (its relay):
+        ``JUPYTERHUB_API_URL`` and ``HUBGRID_API_URL`` point there.""",
     ).tag(config=True)
 
     egress_network = Unicode(
