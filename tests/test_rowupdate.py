@@ -8,33 +8,29 @@ object too. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 import pytest
 import sqlalchemy as sa
+from test_rowinsert import allocation
+from test_rowinsert import made as alice  # noqa: F401 (the fixture: alice's ids, group gpu)
 
 from quota_service.core import db, generations, rowinsert, rowupdate
-from quota_service.core.models import Allocation, ResourceGroup
+from quota_service.core.models import Allocation
 from quota_service.scheduling.waiters import Waiters
 
 NOW = dt.datetime(2026, 11, 28, 12)
 
 
 @pytest.fixture
-def made(cluster):
+def made(cluster, alice):
     """A pending and a running allocation of alice's in group gpu (ids)."""
-    cluster.add_group("gpu", {"n1": ()})
+    ids = {}
     with cluster.world.tx() as s:
-        user = cluster.world.user("alice")
-        rg = s.scalar(sa.select(ResourceGroup).where(ResourceGroup.name == "gpu"))
-        fields = dict(user_id=user.id, domain_id=user.domain_id, resource_group_id=rg.id,
-                      project_id=s.scalar(sa.text("SELECT id FROM projects WHERE name = 'ml'")),
-                      slots={"cpu": "1"}, created_at=NOW)
-        ids = {}
         for state in ("pending", "allocated"):
-            ids[state] = str(uuid.uuid4())
-            rowinsert.insert(s, Allocation(id=ids[state], state=state, **fields))
-        return ids
+            a = allocation(alice, state=state, created_at=NOW)
+            rowinsert.insert(s, a)
+            ids[state] = a.id
+    return ids
 
 
 class Statements:
