@@ -46,6 +46,15 @@ class Change:
 #: (mapper, the attributes it sets) -> its UPDATE, with parameters: made once
 #: (building a statement and its cache key cost more than running it)
 _STATEMENTS: dict = {}
+#: mapper -> its column attributes' columns, by attribute (made once too)
+_COLUMNS: dict = {}
+
+
+def _columns(mapper) -> dict:
+    columns = _COLUMNS.get(mapper)
+    if columns is None:
+        columns = _COLUMNS[mapper] = {p.key: p.columns[0] for p in mapper.column_attrs}
+    return columns
 
 
 def _statement(mapper, names: tuple[str, ...], columns: dict):
@@ -65,8 +74,8 @@ def update(s: Session, obj, values: dict[str, Any]) -> Change:
     for an attribute that is not one of its mapped columns."""
     state = inspect(obj)
     mapper = state.mapper
-    columns = {p.key: p.columns[0] for p in mapper.column_attrs}
-    unknown = set(values) - set(columns)
+    columns = _columns(mapper)
+    unknown = set(values) - columns.keys()
     if unknown:
         raise ValueError(f"{mapper.class_.__name__} has no column {', '.join(sorted(unknown))}")
     key = state.identity

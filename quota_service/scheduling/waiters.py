@@ -189,7 +189,7 @@ class Waiters:
         allocations whose state or reasons it changed, and count the
         ``generation`` of what queue decisions read."""
         event.listen(factory, "after_flush", self._after_flush)
-        event.listen(factory, "do_orm_execute", self._inserting)
+        event.listen(factory, "do_orm_execute", self._plain_write)
         event.listen(factory, "after_commit", self._after_commit)
         event.listen(factory, "after_rollback", self._after_rollback)
 
@@ -204,7 +204,7 @@ class Waiters:
             session.info[deciding_key] = True
             self._next_generation()  # before the commit too: see ``generation``
 
-    def _inserting(self, state) -> None:
+    def _plain_write(self, state) -> None:
         """Allocations made with a plain INSERT (``core/rowinsert``) or
         changed with a plain UPDATE (``core/rowupdate``) count as a flush of
         those objects would."""
