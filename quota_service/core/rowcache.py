@@ -60,6 +60,20 @@ class RowCache(Generic[R]):
                     self.on_reset()
             kept.update(found)
 
+    def fill(self, s: Session, load: Callable[[], dict[Hashable, R]]) -> int:
+        """Keep what ``load()`` reads (rows by key) at the generation ``s``
+        sees, read before them (a service's start: ``tenancy/warm``); how
+        many are kept (none when the database has no counter, or the rows
+        would pass ``max_rows``)."""
+        gen, _ = self._current(s)
+        if gen is None:
+            return 0
+        found = load()
+        if len(found) > self.max_rows:
+            return 0
+        self._keep(s, gen, found)
+        return len(found)
+
     def peek(self, key: Hashable) -> R | None:
         """The row ``key`` as last kept, whatever the generation now: a
         guess, to be confirmed by ``get`` in a transaction."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from . import accounts, keycache
@@ -83,20 +83,49 @@ def principal_for_keypair(
     return k.principal
 
 
+#: what authentication reads of a key, its user and their domain
+_KEY = (select(Keypair.access_key, Keypair.secret_hash, Keypair.active, Keypair.expires_at,
+               Keypair.last_used_at, Keypair.resource_policy, User.id, User.name, User.role,
+               User.active.label("user_active"), Domain.name.label("domain"),
+               Domain.active.label("domain_active"))
+        .join(User, User.id == Keypair.user_id)
+        .join(Domain, Domain.id == User.domain_id))
+#: a key by its name (made once: building a statement costs more than its run)
+_ONE_KEY = _KEY.where(Keypair.access_key == bindparam("key"))
+#: the projects of one user
+_PROJECTS = (select(Project.name).join(Membership, Membership.project_id == Project.id)
+             .where(Membership.user_id == bindparam("user")))
+#: user ids read per query of their projects (under SQLite's parameter bound)
+IDS_PER_QUERY = 500
+
+
 def _key_entry(s: Session, access_key: str) -> keycache.KeyEntry | None:
     # two queries of the columns it needs: no ORM objects, which cost more to
     # build than the check (every caller's first request makes one)
-    k = s.execute(select(Keypair.access_key, Keypair.secret_hash, Keypair.active,
-                         Keypair.expires_at, Keypair.last_used_at, Keypair.resource_policy,
-                         User.id, User.name, User.role, User.active.label("user_active"),
-                         Domain.name.label("domain"), Domain.active.label("domain_active"))
-                  .join(User, User.id == Keypair.user_id)
-                  .join(Domain, Domain.id == User.domain_id)
-                  .where(Keypair.access_key == access_key)).first()
+    k = s.execute(_ONE_KEY, {"key": access_key}).first()
     if k is None:
         return None
-    projects = s.scalars(select(Project.name).join(Membership, Membership.project_id == Project.id)
-                         .where(Membership.user_id == k.id))
+    return _entry(k, s.scalars(_PROJECTS, {"user": k.id}))
+
+
+def recent_keys(s: Session, limit: int) -> dict[str, keycache.KeyEntry]:
+    """The ``limit`` keys used last (never used ones after), as
+    ``principal_for_keypair`` reads them one by one: three queries for a
+    few hundred keys (a service's start: ``tenancy/warm``)."""
+    rows = s.execute(_KEY.order_by(Keypair.last_used_at.is_(None), Keypair.last_used_at.desc(),
+                                   Keypair.access_key).limit(limit)).all()
+    ids = sorted({k.id for k in rows})
+    projects: dict[int, list[str]] = {i: [] for i in ids}
+    for at in range(0, len(ids), IDS_PER_QUERY):
+        for user_id, name in s.execute(
+                select(Membership.user_id, Project.name)
+                .join(Project, Project.id == Membership.project_id)
+                .where(Membership.user_id.in_(ids[at:at + IDS_PER_QUERY]))):
+            projects[user_id].append(name)
+    return {k.access_key: _entry(k, projects[k.id]) for k in rows}
+
+
+def _entry(k, projects) -> keycache.KeyEntry:
     try:
         principal, refusal = dataclasses.replace(
             accounts.caller(k.name, k.role, k.user_active, k.domain, k.domain_active, projects,

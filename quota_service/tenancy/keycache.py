@@ -70,6 +70,10 @@ class KeyCache:
               load: Callable[[Session, str], KeyEntry | None]) -> KeyEntry | None:
         return self._entries.get(s, access_key, lambda: load(s, access_key))
 
+    def fill(self, s: Session, load: Callable[[], dict[str, KeyEntry]]) -> int:
+        """Keep the keys ``load()`` reads (``core/rowcache`` ``fill``)."""
+        return self._entries.fill(s, load)
+
     def peek(self, access_key: str) -> KeyEntry | None:
         """The key as last kept, unconfirmed (``core/rowcache`` ``peek``)."""
         return self._entries.peek(access_key)
