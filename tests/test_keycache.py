@@ -183,3 +183,41 @@ def test_recording_a_use_does_not_keep_the_next_caller_from_being_kept(session_f
         first = keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
     assert last_use(session_factory) is not None
     assert auth(session_factory) is first  # kept all the same
+
+
+def test_in_a_batch_the_keys_last_uses_are_one_update_at_its_end(engine, session_factory, key):
+    from quota_service.core import laterrows
+
+    with db.transaction(session_factory) as s:
+        s.add(Keypair(access_key="HGL", secret_hash=keys.hash_secret(SECRET),
+                      user_id=s.scalar(sa.select(User.id))))
+    updates: list[str] = []
+
+    def seen(conn, cursor, statement, *args):
+        if statement.lstrip().startswith("UPDATE keypairs"):
+            updates.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        with pytest.raises(RuntimeError):  # a batch that never reached its end
+            with db.transaction(session_factory) as s:
+                laterrows.collect(s)
+                keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
+                raise RuntimeError
+        assert updates == [] and last_use(session_factory) is None
+        with db.transaction(session_factory) as s:
+            laterrows.collect(s)
+            keyauth.principal_for_keypair(s, "HGK", SECRET, NOW)
+            keyauth.principal_for_keypair(s, "HGL", SECRET, NOW + dt.timedelta(seconds=1))
+            keyauth.principal_for_keypair(s, "HGK", SECRET, NOW + dt.timedelta(seconds=2))
+            assert updates == []
+            assert laterrows.flush(s) == 2
+        assert len(updates) == 1
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
+    with session_factory() as s:
+        used = dict(s.execute(sa.select(Keypair.access_key, Keypair.last_used_at)).all())
+    assert {k: v.replace(tzinfo=dt.timezone.utc) if v.tzinfo is None else v
+            for k, v in used.items()} == {k: NOW + dt.timedelta(seconds=2) for k in ("HGK", "HGL")}
+    # written, so not due again within the minute
+    assert not keyauth.use_due(keycache.cache_for(engine), "HGK", NOW + dt.timedelta(seconds=30))

@@ -13,9 +13,15 @@ A kept row counts as a write (``db.writes``): a write that raises after
 keeping one makes its batch run again with a savepoint per write, where
 rows are inserted at once (a savepoint rolled back takes them back).
 Outside a batch (queue passes, the hub's calls) they are inserted at once.
+
+``later`` keeps other writes of that kind the same way (a keypair's last
+use: ``tenancy/keycache``), by key, for one call of their writer at the end.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from sqlalchemy import Table
 from sqlalchemy.orm import Session
@@ -41,9 +47,25 @@ def insert(s: Session, table: Table, row: dict) -> None:
     db.count_write(s)
 
 
+def later(s: Session, write: Callable[[Session, dict], Any], key: Hashable, value) -> bool:
+    """While collecting, keep ``value`` under ``key`` (the last one given
+    wins) for one ``write(s, {key: value, ...})`` at ``flush``, and say so;
+    False when not collecting (the caller writes it now)."""
+    kept = s.info.get(KEY)
+    if kept is None:
+        return False
+    kept.setdefault(write, {})[key] = value
+    db.count_write(s)
+    return True
+
+
 def flush(s: Session) -> int:
-    """Insert the kept rows and stop collecting; how many there were."""
+    """Insert the kept rows, make the kept writes, and stop collecting; how
+    many rows and writes there were."""
     kept = s.info.pop(KEY, None) or {}
-    for table, rows in kept.items():
-        s.connection().execute(table.insert(), rows)
+    for target, rows in kept.items():
+        if isinstance(target, Table):
+            s.connection().execute(target.insert(), rows)
+        else:
+            target(s, rows)
     return sum(len(rows) for rows in kept.values())

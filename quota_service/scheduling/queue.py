@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
 from . import admission, batchmemo, ledger, ordering, sessionaudit, waiters
-from ..core import db, orm
+from ..core import db, laterrows, orm
 from ..core import slots as slotlib
 from ..tenancy import people
 from ..core.models import Allocation, ResourceGroup
@@ -77,10 +77,12 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
         with carry.turn() if carry is not None else nullcontext():
             with db.ledger_transaction(factory) as s:
                 # read holding the ledger lock: what committed before is in this pass
+                laterrows.collect(s)  # its records at its end, one INSERT a table
                 if carry is not None:
                     carry.begin(s)
                 current = generation() if generation is not None else None
                 result = schedule(s, name, now, strategy, gone, memo, current)
+                laterrows.flush(s)
                 if carry is not None:
                     kept = carry.ending(s)
             if carry is not None:

@@ -27,7 +27,7 @@ from typing import Callable
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from ..core import generations, rowcache
+from ..core import generations, laterrows, rowcache
 from ..core.authz import Principal
 from ..core.models import Keypair
 
@@ -35,6 +35,8 @@ from ..core.models import Keypair
 TABLES = frozenset({"domains", "projects", "users", "memberships", "keypairs"})
 #: how stale a key's recorded last use may get
 LAST_USE_RESOLUTION = dt.timedelta(seconds=60)
+#: keys whose last use one UPDATE writes (under SQLite's parameter bound)
+KEYS_PER_UPDATE = 500
 #: a copy holding more keys than this starts again (bounded memory)
 MAX_KEYS = 200_000
 
@@ -86,14 +88,26 @@ class KeyCache:
     def record_use(self, s: Session, access_key: str, entry: KeyEntry,
                    now: dt.datetime) -> None:
         """Write the key's last use when the recorded one is older than
-        ``LAST_USE_RESOLUTION`` (in ``s``'s transaction)."""
+        ``LAST_USE_RESOLUTION`` (in ``s``'s transaction: in a ledger batch,
+        with the batch's other keys at its end, ``core/laterrows``)."""
         if not self.use_due(access_key, entry, now):
             return
-        s.execute(update(Keypair).where(Keypair.access_key == access_key)
-                  .values(last_used_at=now)
-                  .execution_options(synchronize_session=False, **{generations.UNWATCHED: True}))
+        if not laterrows.later(s, self.write_uses, access_key, now):
+            self.write_uses(s, {access_key: now})
+
+    def write_uses(self, s: Session, uses: dict[str, dt.datetime]) -> None:
+        """Record the last use of each key in ``uses`` (access key -> when):
+        one UPDATE for all, at the last of those times (a use is kept to the
+        minute, and a batch's keys were used within it)."""
+        keys, last = sorted(uses), max(uses.values())
+        for at in range(0, len(keys), KEYS_PER_UPDATE):
+            s.execute(update(Keypair)
+                      .where(Keypair.access_key.in_(keys[at:at + KEYS_PER_UPDATE]))
+                      .values(last_used_at=last)
+                      .execution_options(synchronize_session=False,
+                                         **{generations.UNWATCHED: True}))
         with self._lock:
-            self._used[access_key] = now
+            self._used.update(uses)
 
 
 def cache_of(s: Session) -> KeyCache:
