@@ -92,3 +92,61 @@ def test_an_end_is_hidden_refused_and_idempotent_as_a_release_is(group):
     assert end(group, "ada", mine) == ending.Ended("acme", "gpu")  # acme's admin
     assert end(group, "alice", mine) == ending.Ended("acme", "gpu")  # again: nothing more
     assert len(end_record(group, mine)) == 1
+
+
+def ends_in_one_batch(cluster, ends, reads=None):
+    """``ends`` ((user, allocation id, fails after) each) queued at once on
+    the ledger's group commit, each naming its allocation (``ending.read``);
+    their outcomes, and how many SELECTs read the allocations."""
+    import asyncio
+
+    from test_ledger_batched import group_commit
+
+    commit = group_commit(cluster)
+
+    def read(s, ids):
+        if reads is not None:
+            reads.append(list(ids))
+        ending.read(s, ids)
+
+    def work(user, alloc_id, fails):
+        def run(s):
+            ended = ending.end(s, cluster.principal(user), alloc_id, cluster.now, "stop")
+            if fails:
+                raise RuntimeError("after it wrote")
+            return ended
+        return run
+
+    async def all_at_once():
+        return await asyncio.gather(*(commit.run(work(*e), before=(read, e[1])) for e in ends),
+                                    return_exceptions=True)
+
+    selects = Selects(cluster)
+    try:
+        return asyncio.run(all_at_once()), selects.count, commit
+    finally:
+        selects.stop()
+
+
+def test_a_batchs_ends_read_their_allocations_in_one_query(group):
+    ids = [group.submit("alice", "ml", "gpu", slots={"cpu": "1"})["id"] for _ in range(4)]
+    out, selects, _ = ends_in_one_batch(group, [
+        ("alice", ids[0], False), ("alice", ids[1], False), ("alice", "no-such-id", False),
+        ("gina", ids[3], False), ("ada", ids[2], False)])
+    assert out[0] == out[1] == out[4] == ending.Ended("acme", "gpu")
+    assert isinstance(out[2], NotFound) and isinstance(out[3], Hidden)
+    # the batch's one read, and the unknown id's own (found nowhere)
+    assert selects == 2
+    assert [row(group, i)["state"] for i in ids] == ["released"] * 3 + ["allocated"]
+    assert [len(end_record(group, i)) for i in ids] == [1, 1, 1, 0]
+
+
+def test_a_batch_run_again_reads_again(group):
+    ids = [group.submit("alice", "ml", "gpu", slots={"cpu": "1"})["id"] for _ in range(2)]
+    reads: list[list[str]] = []
+    out, _, commit = ends_in_one_batch(
+        group, [("alice", ids[0], False), ("alice", ids[1], True)], reads)
+    assert commit.reruns == 1
+    assert reads == [ids, ids]  # once a run, in arrival order
+    assert out[0] == ending.Ended("acme", "gpu") and isinstance(out[1], RuntimeError)
+    assert [row(group, i)["state"] for i in ids] == ["released", "allocated"]

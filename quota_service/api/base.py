@@ -27,7 +27,7 @@ from tornado import web
 from tornado.concurrent import Future, chain_future, future_set_exc_info
 from tornado.ioloop import IOLoop
 
-from ..core import forwarded
+from ..core import forwarded, groupcommit
 from ..core.authz import Principal
 from ..core.db import ledger_transaction, transaction
 from ..core.errors import ApiError, Denied, Hidden, Invalid, NotFound, Unauthenticated
@@ -132,12 +132,14 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
     def now(self) -> dt.datetime:
         return self.service.clock()
 
-    async def db(self, work: Callable[[Session], T], *, ledger: bool | str = False) -> T:
+    async def db(self, work: Callable[[Session], T], *, ledger: bool | str = False,
+                 before: groupcommit.Before | None = None) -> T:
         """``work(session)`` in one transaction (``ledger``: holding the
         ledger lock, ``core.db.ledger_transaction``), in a worker thread.
         ``ledger="batched"``: in the next batch of the ledger's group commit
         (``core.groupcommit``: decisions and releases arriving together share
-        one transaction holding the lock, each in its own savepoint).
+        one transaction holding the lock, each in its own savepoint);
+        ``before``: what ``work`` will read, read for the whole batch first.
 
         The transaction has committed when this returns; an exception (a
         refusal included) rolls it back and is raised here. ``work`` must
@@ -145,8 +147,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         write lock its own thread holds)."""
         if ledger == "batched":
             if self._unconfirmed is None:
-                return await self.service.ledger_batches.run(work)
-            return await self._confirmed_then(work)
+                return await self.service.ledger_batches.run(work, before)
+            return await self._confirmed_then(work, before)
         begin = ledger_transaction if ledger else transaction
         factory = self.session_factory
 
@@ -156,7 +158,8 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
 
         return await off_loop(run)
 
-    async def _confirmed_then(self, work: Callable[[Session], T]) -> T:
+    async def _confirmed_then(self, work: Callable[[Session], T],
+                              before: groupcommit.Before | None = None) -> T:
         """``work`` in the ledger's batch after the keypair caller taken from
         memory is confirmed there (``tenancy.keyauth``); the key's last use
         is written with it, or on its own when the write was refused."""
@@ -170,7 +173,7 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
             return value
 
         try:
-            return await self.service.ledger_batches.run(confirmed)
+            return await self.service.ledger_batches.run(confirmed, before)
         except ApiError:
             if keyauth.use_due(self.key_cache, access_key, now):
                 try:

@@ -321,7 +321,7 @@ class AllocationHandler(SessionAudit, APIHandler):
         now, via = self.now(), self.via()
         ended = await self.db(lambda s: ending.end(
             s, self.principal, allocation_id, now, f"stopped by {self.principal.name}",
-            via=via), ledger="batched")
+            via=via), ledger="batched", before=(ending.read, allocation_id))
         self.audit_domain = ended.domain
         self.schedule_soon(ended.resource_group)
         self.no_content()

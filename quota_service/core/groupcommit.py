@@ -25,6 +25,11 @@ savepoint, ``failed(session)`` after one was rolled back (what it moved may
 be wrong), ``ending(session)`` after the last write, before the COMMIT (what
 to keep of it), and ``committed(kept)`` once that succeeded (so a view may
 outlive its batch).
+
+A write may name what it will read (``run(work, before=(read, item))``): a
+batch calls each ``read(session, items)`` once with the items of all its
+writes that named it, after ``begin`` and before the first write (one
+query for a batch's rows instead of one per write: ``scheduling/ending``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,19 @@ from sqlalchemy.orm import Session, sessionmaker
 from . import db, laterrows, orm
 
 T = TypeVar("T")
+
+
+#: what a write will read: (read(session, items), its item)
+Before = tuple[Callable[[Session, list], None], Any]
+
+
+def _read_first(s: Session, befores: list[Before]) -> None:
+    """Each ``read`` of ``befores`` once, with its items in arrival order."""
+    items: dict[Callable, list] = {}
+    for read, item in befores:
+        items.setdefault(read, []).append(item)
+    for read, its in items.items():
+        read(s, its)
 
 
 class _WroteThenFailed(Exception):
@@ -69,19 +87,20 @@ class GroupCommit:
                  max_batch: int = 200, view: BatchView | None = None):
         self.factory, self.ledger_lock, self.max_batch = factory, ledger_lock, max_batch
         self.view = view
-        self._queue: list[tuple[Callable[[Session], Any], asyncio.Future]] = []
+        self._queue: list[tuple[Callable[[Session], Any], asyncio.Future, Before | None]] = []
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         #: how many batches ran, and how many of them ran again with savepoints
         self.batches = self.reruns = 0
 
-    async def run(self, work: Callable[[Session], T]) -> T:
-        """``work(session)`` in the next batch; its value once that committed."""
+    async def run(self, work: Callable[[Session], T], before: Before | None = None) -> T:
+        """``work(session)`` in the next batch; its value once that committed.
+        ``before``: (read, item) for the batch to read first (the module's doc)."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new loop (tests run many): what queued on the old one is gone
             self._loop, self._queue, self._task = loop, [], None
         future = loop.create_future()
-        self._queue.append((work, future))
+        self._queue.append((work, future, before))
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._drain())
         return await future
@@ -91,10 +110,12 @@ class GroupCommit:
             batch = self._queue[: self.max_batch]
             del self._queue[: len(batch)]
             try:
-                outcomes = await asyncio.to_thread(self._commit, [work for work, _ in batch])
+                outcomes = await asyncio.to_thread(
+                    self._commit, [work for work, _, _ in batch],
+                    [before for _, _, before in batch if before is not None])
             except BaseException as exc:  # the COMMIT (or BEGIN) failed: every write did
                 outcomes = [(False, exc)] * len(batch)
-            for (_, future), (ok, value) in zip(batch, outcomes):
+            for (_, future, _), (ok, value) in zip(batch, outcomes):
                 if future.done():  # its caller went away
                     continue
                 if ok:
@@ -102,21 +123,22 @@ class GroupCommit:
                 else:
                     future.set_exception(value)
 
-    def _commit(self, works: list[Callable[[Session], Any]]) -> list[tuple[bool, Any]]:
+    def _commit(self, works: list[Callable[[Session], Any]],
+                befores: list[Before] = ()) -> list[tuple[bool, Any]]:
         try:
-            return self._attempt(works, savepoints=False)
+            return self._attempt(works, savepoints=False, befores=befores)
         except _WroteThenFailed:
             self.reruns += 1
-            return self._attempt(works, savepoints=True)
+            return self._attempt(works, savepoints=True, befores=befores)
 
-    def _attempt(self, works: list[Callable[[Session], Any]],
-                 savepoints: bool) -> list[tuple[bool, Any]]:
+    def _attempt(self, works: list[Callable[[Session], Any]], savepoints: bool,
+                 befores: list[Before] = ()) -> list[tuple[bool, Any]]:
         view = self.view
         with view.turn() if view is not None else nullcontext():
-            return self._attempt_in_turn(works, savepoints)
+            return self._attempt_in_turn(works, savepoints, befores)
 
-    def _attempt_in_turn(self, works: list[Callable[[Session], Any]],
-                         savepoints: bool) -> list[tuple[bool, Any]]:
+    def _attempt_in_turn(self, works: list[Callable[[Session], Any]], savepoints: bool,
+                         befores: list[Before] = ()) -> list[tuple[bool, Any]]:
         outcomes: list[tuple[bool, Any]] = []
         view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
@@ -125,6 +147,7 @@ class GroupCommit:
                 laterrows.collect(s)
             if view is not None:
                 view.begin(s)
+            _read_first(s, befores)
             for work in works:
                 savepoint = s.begin_nested() if savepoints else None
                 before = None if savepoints else db.writes(s)

@@ -9,7 +9,10 @@ session record, the batch's view), and the same checks decide: hidden from
 a caller who may not see it, refused while a hub server holds it,
 idempotent. A column it leaves out is still read when something asks for it
 (one more query, never a wrong answer): ``tests/test_ending.py`` checks that
-an end reads its allocation in one query."""
+an end reads its allocation in one query. The API's ends name their
+allocation to their ledger batch (``read``), which loads all of its ends'
+allocations in one query before its first write: each end then finds its
+own loaded."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, load_only
+from sqlalchemy.orm.util import identity_key
 
 from . import groupcache, ledger, sessionaudit
 from ..core.authz import Principal
@@ -46,10 +50,26 @@ class Ended:
     resource_group: str
 
 
+#: allocations read per query by ``read`` (under SQLite's parameter bound)
+IDS_PER_QUERY = 500
+
+
+def read(s: Session, alloc_ids: list[str]) -> None:
+    """Load what ``end`` reads of the allocations ``alloc_ids`` in one query
+    (a ledger batch's ends: ``core/groupcommit``'s ``before``); the batch
+    holds them (``orm.hold_loaded``) and ``end`` finds each loaded."""
+    ids = sorted(set(alloc_ids))
+    for at in range(0, len(ids), IDS_PER_QUERY):
+        s.execute(select(Allocation).options(ONLY)
+                  .where(Allocation.id.in_(ids[at:at + IDS_PER_QUERY]))).scalars().all()
+
+
 def end(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,
         via: sessionaudit.Via | None = None) -> Ended:
     """``ledger.release`` without the model."""
-    a = s.execute(_LOAD, {"id": alloc_id}).scalar_one_or_none()
+    a = s.identity_map.get(identity_key(Allocation, alloc_id))  # read with its batch's
+    if a is None:
+        a = s.execute(_LOAD, {"id": alloc_id}).scalar_one_or_none()
     if a is None:
         raise NotFound(f"allocation {alloc_id!r} not found")
     owner = ledger.seen_by(s, p, a)
