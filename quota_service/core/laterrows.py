@@ -31,6 +31,17 @@ from . import db
 KEY = "hubgrid_later_rows"
 
 
+#: each table's INSERT, made once (building a statement costs more than its run)
+_INSERTS: dict[Table, Any] = {}
+
+
+def _insert(table: Table):
+    stmt = _INSERTS.get(table)
+    if stmt is None:
+        stmt = _INSERTS[table] = table.insert()
+    return stmt
+
+
 def collect(s: Session) -> None:
     """Keep the rows ``insert`` is given in ``s``'s transaction until ``flush``."""
     s.info[KEY] = {}
@@ -41,7 +52,7 @@ def insert(s: Session, table: Table, row: dict) -> None:
     else at once."""
     kept = s.info.get(KEY)
     if kept is None:
-        s.connection().execute(table.insert(), [row])
+        s.connection().execute(_insert(table), row)
         return
     kept.setdefault(table, []).append(row)
     db.count_write(s)
@@ -65,7 +76,7 @@ def flush(s: Session) -> int:
     kept = s.info.pop(KEY, None) or {}
     for target, rows in kept.items():
         if isinstance(target, Table):
-            s.connection().execute(target.insert(), rows)
+            s.connection().execute(_insert(target), rows)
         else:
             target(s, rows)
     return sum(len(rows) for rows in kept.values())

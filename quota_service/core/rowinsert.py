@@ -40,13 +40,22 @@ def row_of(obj) -> dict:
     return row
 
 
+#: each table's INSERT, made once (building a statement and its cache key
+#: cost more than running it)
+_INSERTS: dict = {}
+
+
 def insert(s: Session, obj) -> None:
     """INSERT new ``obj`` (its primary key set) and make it persistent in ``s``."""
-    mapper = inspect(obj).mapper
+    state = inspect(obj)
+    mapper = state.mapper
     row = row_of(obj)
-    s.execute(sql_insert(mapper.local_table), [row])
-    for prop in mapper.column_attrs:
-        setattr(obj, prop.key, row[prop.columns[0].key])
+    stmt = _INSERTS.get(mapper.local_table)
+    if stmt is None:
+        stmt = _INSERTS[mapper.local_table] = sql_insert(mapper.local_table)
+    s.execute(stmt, row)
+    for prop in mapper.column_attrs:  # its loaded state (no history: it is committed next)
+        state.dict[prop.key] = row[prop.columns[0].key]
     make_transient_to_detached(obj)
     s.add(obj)
     orm.hold(s, obj)

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
 from ..core import generations, laterrows, rowcache
@@ -101,13 +101,16 @@ class KeyCache:
         minute, and a batch's keys were used within it)."""
         keys, last = sorted(uses), max(uses.values())
         for at in range(0, len(keys), KEYS_PER_UPDATE):
-            s.execute(update(Keypair)
-                      .where(Keypair.access_key.in_(keys[at:at + KEYS_PER_UPDATE]))
-                      .values(last_used_at=last)
-                      .execution_options(synchronize_session=False,
-                                         **{generations.UNWATCHED: True}))
+            # (on the connection: no copy is made of a last use, nothing to mark)
+            s.connection().execute(_USES, {"keys": keys[at:at + KEYS_PER_UPDATE], "last": last})
         with self._lock:
             self._used.update(uses)
+
+
+#: the keys' last use (made once: building a statement costs more than its run)
+_USES = (update(Keypair.__table__)
+         .where(Keypair.__table__.c.access_key.in_(bindparam("keys", expanding=True)))
+         .values(last_used_at=bindparam("last")))
 
 
 def cache_of(s: Session) -> KeyCache:
