@@ -273,3 +273,34 @@ async def test_a_domain_admins_probes_of_other_domains_do_not_show_in_their_log(
     assert await _entries(served, "ada", "user=ada") == []
     # a probe whose domain the path names is in that domain's log
     assert "globex" in {e["target"] for e in await _entries(served, "gus", "user=ada")}
+
+
+def test_a_write_batchs_entries_are_one_insert_at_its_end(session_factory):
+    import asyncio
+
+    import sqlalchemy as sa
+
+    from quota_service.core.groupcommit import GroupCommit
+
+    inserts: list[str] = []
+
+    def seen(conn, cursor, statement, *args):
+        if statement.lstrip().startswith("INSERT INTO audit_log"):
+            inserts.append(statement)
+
+    engine = session_factory.kw["bind"]
+    commit = GroupCommit(session_factory)
+    recs = [audit.Record(actor=f"user{i}", actor_domain="acme", domain="acme",
+                         credential="keypair", source="127.0.0.1", action="allocation.create",
+                         target=f"a{i}", outcome="success", status=201) for i in range(3)]
+
+    async def all_at_once():
+        await asyncio.gather(*(commit.run(lambda s, r=r: audit.add(s, r, T0)) for r in recs))
+
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        asyncio.run(all_at_once())
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
+    assert commit.batches == 1 and len(inserts) == 1
+    assert sorted(minutes(read(session_factory))) == [0, 1, 2]
