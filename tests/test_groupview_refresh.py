@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quota_service.scheduling import groupview
-from quota_service.scheduling.batchmemo import Running
+from quota_service.scheduling.batchmemo import Running, RunningRows
 from quota_service.scheduling.groupcache import DeviceRow, GroupRow, NodeRow
 
 
@@ -57,8 +57,11 @@ def test_a_node_read_again_is_what_a_new_cluster_makes_of_it(world):
     cluster = groupview.cluster_state(rg, running)
     ended = running[gone]
     rest = running[:gone] + running[gone + 1:]
+    kept = RunningRows(running)  # as a batch keeps them
+    kept.remove(ended.id)
+    assert list(kept) == rest and len(kept) == len(rest)
     before = cluster.mark
-    groupview.refresh_node(cluster, rg, ended.node_id, rest)
+    groupview.refresh_node(cluster, rg, ended.node_id, kept.on_node(ended.node_id))
     assert cluster.nodes() == groupview.cluster_state(rg, rest).nodes()
     # the strategies' caches hear of it (the change log names the node)
     name = next(n.name for n in rg.nodes if n.id == ended.node_id)

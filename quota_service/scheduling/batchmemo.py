@@ -64,6 +64,40 @@ class Running(NamedTuple):
         return cls(a.id, a.node_id, a.slots, list(a.gpus or []), a.user_id)
 
 
+class RunningRows:
+    """A group's running sessions, kept: iterated like the list
+    ``ledger.running_in`` reads, and taken out or read by node without a
+    scan of them all (a release did both, each a pass over every session
+    running in its group)."""
+
+    __slots__ = ("_by_id", "_by_node")
+
+    def __init__(self, rows=()) -> None:
+        self._by_id: dict[str, Running] = {}
+        self._by_node: dict[int | None, dict[str, Running]] = {}
+        for r in rows:
+            self.append(r)
+
+    def append(self, r: Running) -> None:
+        self._by_id[r.id] = r
+        self._by_node.setdefault(r.node_id, {})[r.id] = r
+
+    def remove(self, alloc_id: str) -> None:
+        """Take out ``alloc_id`` (nothing if it is not here)."""
+        r = self._by_id.pop(alloc_id, None)
+        if r is not None:
+            del self._by_node[r.node_id][alloc_id]
+
+    def on_node(self, node_id: int) -> list[Running]:
+        return list(self._by_node.get(node_id, {}).values())
+
+    def __iter__(self):
+        return iter(self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
 def install(s: Session) -> None:
     """Give ``s``'s batch a new memo."""
     s.info[KEY] = Memo()
@@ -170,7 +204,7 @@ class Memo:
         #: how many writes moved it (``added``, ``placed``, ``removed``)
         self.changes = 0
         self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
-        self._running: dict[int, list] = {}
+        self._running: dict[int, RunningRows] = {}
         self._blocking: dict[int, int] = {}
         self._clusters: dict[int, object] = {}
         #: per group id: the group's rows (``groupcache.GroupRow``) what is kept was made with
@@ -196,11 +230,11 @@ class Memo:
         """What the domain holds, if the memo has read it (None: not)."""
         return self._held.get(domain_id)
 
-    def running(self, s: Session, rg, read) -> list:
+    def running(self, s: Session, rg, read) -> RunningRows:
         """``read(s, rg)`` (``ledger.running_in``) once per group."""
         self._group(rg)
         if rg.id not in self._running:
-            self._running[rg.id] = list(read(s, rg))
+            self._running[rg.id] = RunningRows(read(s, rg))
         return self._running[rg.id]
 
     def forget_line(self, rg_id: int | None = None) -> None:
@@ -260,13 +294,14 @@ class Memo:
             rg_id = a.resource_group_id
             rows = self._running.get(rg_id)
             if rows is not None:
-                rows = self._running[rg_id] = [r for r in rows if r.id != a.id]
+                rows.remove(a.id)
             cluster = self._clusters.get(rg_id)
             if cluster is not None and rows is not None and a.node_id is not None:
                 # its node read again from what still runs there (a node shrunk
                 # under its sessions counts nothing free, which taking back what
                 # one session held would not say)
-                groupview.refresh_node(cluster, self._groups[rg_id], a.node_id, rows)
+                groupview.refresh_node(cluster, self._groups[rg_id], a.node_id,
+                                       rows.on_node(a.node_id))
             else:
                 self._clusters.pop(rg_id, None)  # read again when asked
         elif was == "pending":

@@ -120,7 +120,7 @@ def cluster_state(rg, running: list[Allocation]) -> ClusterState:
 
 def refresh_node(cluster: ClusterState, rg, node_id: int, running: list) -> None:
     """Node ``node_id`` of ``cluster`` (made by ``cluster_state`` from
-    ``rg``) read again from the group's ``running`` sessions, e.g. after one
+    ``rg``) read again from the sessions ``running`` on it, e.g. after one
     of them ended: exactly what ``cluster_state`` would make of it now."""
     memo = getattr(rg, "memo", None)
     by_id = memo.get("nodes_by_id") if memo is not None else None
@@ -131,5 +131,4 @@ def refresh_node(cluster: ClusterState, rg, node_id: int, running: list) -> None
     if node_id not in by_id:  # a node no longer in the group: not in its cluster either
         return
     n, _rank, cpu, mem, position, _models = by_id[node_id]
-    cluster.set_free(n.name, *_free(n, cpu, mem, position,
-                                    [a for a in running if a.node_id == node_id]))
+    cluster.set_free(n.name, *_free(n, cpu, mem, position, running))
