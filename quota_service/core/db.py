@@ -77,6 +77,12 @@ def count_write(s: Session) -> None:
     info[_WRITES] = info.get(_WRITES, 0) + 1
 
 
+def counted_already(s: Session, before: int) -> None:
+    """The writes run since ``writes(s)`` was ``before`` were counted when
+    they were put off (``count_write``): count them once, not twice."""
+    s.connection().info[_WRITES] = before
+
+
 def writes(s: Session) -> int:
     """How many writes ``s``'s database connection has run (a count that
     only grows: compare two readings to know whether anything was written

@@ -117,6 +117,12 @@ def _mark(session: Session, tables) -> None:
     session.info.setdefault(_WROTE, set()).update(tables)
 
 
+def mark_written(s: Session, tables) -> None:
+    """Count ``tables`` as written by ``s``'s transaction (a write held to
+    run later: ``heldrows``)."""
+    _mark(s, tables)
+
+
 @event.listens_for(Session, "after_flush")
 def _flushed(session, _context) -> None:
     # (after_flush still lists what the flush wrote as new, dirty and deleted)

@@ -42,7 +42,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import db, laterrows, orm
+from . import db, heldrows, laterrows, orm
 
 T = TypeVar("T")
 
@@ -143,8 +143,9 @@ class GroupCommit:
         view, kept = self.view, None
         with db.transaction(self.factory, ledger_lock=self.ledger_lock) as s:
             orm.hold_loaded(s)  # the rows one write read serve the next ones too
-            if not savepoints:  # records and usage intervals at the end (``laterrows``)
-                laterrows.collect(s)
+            if not savepoints:  # records and usage intervals at the end (``laterrows``),
+                laterrows.collect(s)  # new rows with the batch's others (``heldrows``)
+                heldrows.start(s)
             if view is not None:
                 view.begin(s)
             _read_first(s, befores)
@@ -171,6 +172,7 @@ class GroupCommit:
                     if view is not None:
                         view.succeeded(s)
             try:
+                heldrows.stop(s)
                 laterrows.flush(s)
             except SQLAlchemyError as exc:  # whose row it was is known with savepoints
                 raise _WroteThenFailed() from exc

@@ -9,6 +9,8 @@ session (so what watches a session's statements sees it: ``generations``
 marks the table written, ``waiters`` learns of the row, ``db.writes``
 counts it), and makes the object persistent in the session with those
 values as its loaded state: nothing is read back and nothing is expired.
+In a ledger batch the INSERT is held to run with the batch's others
+(``heldrows``), before anything could read the row.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from sqlalchemy import insert as sql_insert
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session, make_transient_to_detached
 
-from . import orm
+from . import heldrows, orm
 
 
 def row_of(obj) -> dict:
@@ -50,10 +52,13 @@ def insert(s: Session, obj) -> None:
     state = inspect(obj)
     mapper = state.mapper
     row = row_of(obj)
-    stmt = _INSERTS.get(mapper.local_table)
-    if stmt is None:
-        stmt = _INSERTS[mapper.local_table] = sql_insert(mapper.local_table)
-    s.execute(stmt, row)
+    table = mapper.local_table
+    key = tuple(row[col.key] for col in mapper.primary_key)
+    if not heldrows.hold(s, table, key, row):  # (in a batch: inserted with its others)
+        stmt = _INSERTS.get(table)
+        if stmt is None:
+            stmt = _INSERTS[table] = sql_insert(table)
+        s.execute(stmt, row)
     for prop in mapper.column_attrs:  # its loaded state (no history: it is committed next)
         state.dict[prop.key] = row[prop.columns[0].key]
     make_transient_to_detached(obj)

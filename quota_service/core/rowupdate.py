@@ -23,7 +23,7 @@ from sqlalchemy import update as sql_update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from . import orm
+from . import heldrows, orm
 
 #: execution option of an ``update``: the ``Change`` it makes
 CHANGE = "hubgrid_row_change"
@@ -86,7 +86,10 @@ def update(s: Session, obj, values: dict[str, Any]) -> Change:
     names = tuple(sorted(values))
     params = {**{f"k{i}": v for i, v in enumerate(key)},
               **{f"v_{k}": values[k] for k in names}}
-    s.execute(_statement(mapper, names, columns), params, execution_options={CHANGE: change})
+    # (a row held back is inserted first; another row's UPDATE leaves them held)
+    unrelated = not heldrows.holds(s, mapper.local_table, key)
+    s.execute(_statement(mapper, names, columns), params,
+              execution_options={CHANGE: change, heldrows.UNRELATED: unrelated})
     for k, v in values.items():
         set_committed_value(obj, k, v)
     orm.written(s, obj)  # (a savepoint rolled back expires it)

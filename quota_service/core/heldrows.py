@@ -1,0 +1,122 @@
+"""New rows a ledger batch holds back and inserts together, before anything
+could read them.
+
+Every admission of a batch inserts its allocation (``rowinsert``): one
+INSERT, one round trip to PostgreSQL (and its parse and plan there) per
+request, a tenth of the service's CPU in issue 22's storm. In a batch
+without savepoints (``core/groupcommit``), ``hold`` keeps the row instead,
+and ``release`` inserts all that are held with one statement per table.
+What a held row changes is never missed:
+
+- any other statement the session runs that may read a held table or the
+  counters its triggers move (``do_orm_execute``: a SELECT, a lazy load,
+  text SQL, whose tables cannot be told) releases the held rows first, so
+  it sees them as if they had been inserted at once; so does a flush with
+  anything to write (``before_flush``);
+- ``rowupdate`` of a row that is still held releases it first; one of
+  another row goes ahead (``UNRELATED``: it cannot read the held rows);
+- a held row counts as a write (``db.writes``) and marks its table written
+  (``generations``), exactly as its INSERT would;
+- the batch releases what is left after its last write, before its later
+  rows (which may refer to them) and before it reads what to keep.
+
+A release that fails (a constraint) fails the write that was running then,
+as a database error: its batch runs again with a savepoint per write, where
+nothing is held and the row's own write fails alone. Statements run
+directly on the connection (``laterrows``, a key's last use) do not release
+them: they never read the held tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Table, TextClause, event, insert
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.util import find_tables
+
+from . import db, generations
+
+KEY = "hubgrid_held_rows"
+#: execution option of a statement that cannot read the held rows (an UPDATE
+#: of another row by its key: ``rowupdate``): they stay held
+UNRELATED = "hubgrid_unrelated_to_held"
+
+#: each table's INSERT, made once
+_INSERTS: dict[Table, Any] = {}
+
+
+def start(s: Session) -> None:
+    """Hold the rows ``hold`` is given in ``s``'s transaction until ``release``."""
+    s.info[KEY] = {}
+
+
+def hold(s: Session, table: Table, key: tuple, row: dict) -> bool:
+    """Keep ``row`` (of ``table``, primary key ``key``) to insert later, if
+    ``s`` holds rows (else False: the caller inserts it now)."""
+    held = s.info.get(KEY)
+    if held is None:
+        return False
+    held.setdefault(table, {})[key] = row
+    db.count_write(s)
+    generations.mark_written(s, {table.name})
+    return True
+
+
+def holds(s: Session, table: Table, key: tuple) -> bool:
+    """Whether the row ``key`` of ``table`` is held, not yet inserted."""
+    held = s.info.get(KEY)
+    return bool(held) and key in held.get(table, ())
+
+
+def release(s: Session) -> int:
+    """Insert every held row now (one statement per table); how many."""
+    held = s.info.get(KEY)
+    if not held:
+        return 0
+    s.info[KEY] = {}  # (before running: its own statements release nothing)
+    before, n = db.writes(s), 0
+    for table, rows in held.items():
+        stmt = _INSERTS.get(table)
+        if stmt is None:
+            stmt = _INSERTS[table] = insert(table)
+        s.execute(stmt, list(rows.values()))
+        n += len(rows)
+    # (counted when held: a write that only read them, then raised, wrote nothing)
+    db.counted_already(s, before)
+    return n
+
+
+def stop(s: Session) -> int:
+    """``release`` and hold nothing more in ``s``'s transaction."""
+    n = release(s)
+    s.info.pop(KEY, None)
+    return n
+
+
+#: tables the triggers of held tables write (the counters of ``generations``):
+#: reading them reads what the held rows change too
+MOVED_BY_TRIGGERS = frozenset({"ledger_counters"})
+
+
+def _may_read(statement, held) -> bool:
+    """Whether ``statement`` may read a held table (or what its triggers
+    move): yes unless every table it names is another (text SQL names none
+    that can be told: yes)."""
+    if isinstance(statement, TextClause):
+        return True
+    names = {table.name for table in find_tables(statement, include_crud=True)}
+    return not names or not names.isdisjoint(MOVED_BY_TRIGGERS | {t.name for t in held})
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _before_statement(state) -> None:
+    held = state.session.info.get(KEY)
+    if held and not state.execution_options.get(UNRELATED) and _may_read(state.statement, held):
+        release(state.session)
+
+
+@event.listens_for(Session, "before_flush")
+def _before_flush(session, _context, _instances) -> None:
+    if session.info.get(KEY) and (session.new or session.dirty or session.deleted):
+        release(session)
