@@ -7,6 +7,8 @@ cluster of tests/test_ledger_property.py)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import sqlalchemy as sa
 
 from quota_service.core import heldrows, rowinsert
@@ -108,7 +110,8 @@ def test_outside_a_batch_a_row_is_inserted_at_once(prop):  # noqa: F811
 def test_what_may_read_the_held_rows():
     from quota_service.core.models import Domain, LedgerCounter, User
 
-    held = {Allocation.__table__: {}}
+    held = heldrows._Held()
+    held.tables.add("allocations")
     users = sa.select(User.name).join(Domain, Domain.id == User.domain_id)
     assert not heldrows._may_read(users, held)  # other tables only
     assert heldrows._may_read(sa.select(sa.func.count()).select_from(Allocation), held)
@@ -117,3 +120,37 @@ def test_what_may_read_the_held_rows():
     assert heldrows._may_read(users.where(User.id.in_(
         sa.select(Allocation.user_id).scalar_subquery())), held)
     assert heldrows._may_read(sa.update(Allocation).values(passes=1), held)
+
+
+def test_a_batchs_ends_are_one_update_and_the_waiters_hear_of_each(prop):  # noqa: F811
+    from quota_service.scheduling import waiters as waiting
+
+    unlimited(prop)
+    made = [value["id"] for _, value in batched(prop, works(prop, SUBMITS, []), 10)]
+    heard = waiting.Waiters()
+    heard.watch(prop.world.session_factory)
+    updates: list[str] = []
+
+    def seen(conn, cursor, statement, *args):
+        if statement.lstrip().startswith("UPDATE allocations"):
+            updates.append(statement)
+
+    engine = prop.world.session_factory.kw["bind"]
+    sa.event.listen(engine, "before_cursor_execute", seen)
+    try:
+        generation = heard.generation
+        commit = group_commit(prop)
+
+        async def all_at_once():  # as the API's ends come: each names its allocation
+            return await asyncio.gather(*(commit.run(
+                lambda s, i=i: ending.end(s, prop.principal("root"), i, prop.now, "stopped"),
+                before=(ending.read, i)) for i in made))
+
+        out = [(True, v) for v in asyncio.run(all_at_once())]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", seen)
+    assert [ok for ok, _ in out] == [True] * 3
+    assert len(updates) == 1
+    assert heard.generation > generation  # running sessions ended: decisions may differ
+    with prop.world.session_factory() as s:
+        assert {s.get(Allocation, i).state for i in made} == {"released"}

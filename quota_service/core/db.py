@@ -29,9 +29,14 @@ _LOCKED = "hubgrid_ledger_lock"
 def make_engine(url: str, **kwargs) -> Engine:
     """An engine for ``url``; SQLite gets foreign keys, a busy timeout and
     real transactions (pysqlite's implicit ones would let reads run outside
-    them, so two ledger decisions could read the same free GPU)."""
+    them, so two ledger decisions could read the same free GPU); psycopg2
+    runs an executemany UPDATE or DELETE in pages, not a round trip a row."""
     if url.startswith("sqlite"):
         kwargs.setdefault("connect_args", {"timeout": 30, "isolation_level": None})
+    elif url.startswith("postgresql+psycopg2") or url.startswith("postgresql:"):
+        # an UPDATE run for many rows (a batch's held ends: ``heldrows``, a
+        # queue pass's flush) in one round trip, not one per row
+        kwargs.setdefault("executemany_mode", "values_plus_batch")
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
 

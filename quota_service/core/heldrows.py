@@ -41,47 +41,90 @@ KEY = "hubgrid_held_rows"
 #: execution option of a statement that cannot read the held rows (an UPDATE
 #: of another row by its key: ``rowupdate``): they stay held
 UNRELATED = "hubgrid_unrelated_to_held"
+#: execution option of a released UPDATE's executemany: what each of its
+#: rows was held with (``hold_update``'s ``note``), in order
+NOTES = "hubgrid_held_notes"
 
 #: each table's INSERT, made once
 _INSERTS: dict[Table, Any] = {}
 
 
+class _Held:
+    """What one transaction holds: new rows by table, then UPDATEs by
+    statement, and the (table, key) of every row either touches."""
+
+    __slots__ = ("inserts", "updates", "keys", "tables")
+
+    def __init__(self) -> None:
+        self.inserts: dict[Table, list[dict]] = {}
+        self.updates: dict[Any, list[tuple[dict, Any]]] = {}
+        self.keys: set[tuple[str, tuple]] = set()
+        self.tables: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def _add(self, s: Session, table: Table, key: tuple) -> None:
+        self.keys.add((table.name, key))
+        self.tables.add(table.name)
+        db.count_write(s)
+        generations.mark_written(s, {table.name})
+
+
 def start(s: Session) -> None:
     """Hold the rows ``hold`` is given in ``s``'s transaction until ``release``."""
-    s.info[KEY] = {}
+    s.info[KEY] = _Held()
 
 
 def hold(s: Session, table: Table, key: tuple, row: dict) -> bool:
-    """Keep ``row`` (of ``table``, primary key ``key``) to insert later, if
-    ``s`` holds rows (else False: the caller inserts it now)."""
+    """Keep new ``row`` (of ``table``, primary key ``key``) to insert later,
+    if ``s`` holds rows (else False: the caller inserts it now)."""
     held = s.info.get(KEY)
     if held is None:
         return False
-    held.setdefault(table, {})[key] = row
-    db.count_write(s)
-    generations.mark_written(s, {table.name})
+    held.inserts.setdefault(table, []).append(row)
+    held._add(s, table, key)
+    return True
+
+
+def hold_update(s: Session, table: Table, key: tuple, stmt, params: dict, note) -> bool:
+    """Keep an UPDATE of row ``key`` of ``table`` (``stmt`` with ``params``)
+    to run later with the others of ``stmt``, if ``s`` holds rows and holds
+    nothing of that row yet (else False: the caller runs it now, which
+    releases what is held first: ``UNRELATED`` only when it holds nothing
+    of that row)."""
+    held = s.info.get(KEY)
+    if held is None or (table.name, key) in held.keys:
+        return False
+    held.updates.setdefault(stmt, []).append((params, note))
+    held._add(s, table, key)
     return True
 
 
 def holds(s: Session, table: Table, key: tuple) -> bool:
-    """Whether the row ``key`` of ``table`` is held, not yet inserted."""
+    """Whether row ``key`` of ``table`` has a write held, not yet run."""
     held = s.info.get(KEY)
-    return bool(held) and key in held.get(table, ())
+    return bool(held) and (table.name, key) in held.keys
 
 
 def release(s: Session) -> int:
-    """Insert every held row now (one statement per table); how many."""
+    """Run every held write now: the new rows (one INSERT a table), then the
+    UPDATEs (one executemany a statement); how many rows."""
     held = s.info.get(KEY)
     if not held:
         return 0
-    s.info[KEY] = {}  # (before running: its own statements release nothing)
+    s.info[KEY] = _Held()  # (before running: its own statements release nothing)
     before, n = db.writes(s), 0
-    for table, rows in held.items():
+    for table, rows in held.inserts.items():
         stmt = _INSERTS.get(table)
         if stmt is None:
             stmt = _INSERTS[table] = insert(table)
-        s.execute(stmt, list(rows.values()))
+        s.execute(stmt, rows)
         n += len(rows)
+    for stmt, updates in held.updates.items():
+        s.execute(stmt, [params for params, _ in updates],
+                  execution_options={NOTES: [note for _, note in updates]})
+        n += len(updates)
     # (counted when held: a write that only read them, then raised, wrote nothing)
     db.counted_already(s, before)
     return n
@@ -106,7 +149,7 @@ def _may_read(statement, held) -> bool:
     if isinstance(statement, TextClause):
         return True
     names = {table.name for table in find_tables(statement, include_crud=True)}
-    return not names or not names.isdisjoint(MOVED_BY_TRIGGERS | {t.name for t in held})
+    return not names or not names.isdisjoint(MOVED_BY_TRIGGERS | held.tables)
 
 
 @event.listens_for(Session, "do_orm_execute")

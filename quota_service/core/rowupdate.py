@@ -86,10 +86,12 @@ def update(s: Session, obj, values: dict[str, Any]) -> Change:
     names = tuple(sorted(values))
     params = {**{f"k{i}": v for i, v in enumerate(key)},
               **{f"v_{k}": values[k] for k in names}}
-    # (a row held back is inserted first; another row's UPDATE leaves them held)
-    unrelated = not heldrows.holds(s, mapper.local_table, key)
-    s.execute(_statement(mapper, names, columns), params,
-              execution_options={CHANGE: change, heldrows.UNRELATED: unrelated})
+    stmt = _statement(mapper, names, columns)
+    # in a ledger batch, held to run with the batch's others (``heldrows``);
+    # run now, a held write of the row goes first, another row's stays held
+    if not heldrows.hold_update(s, mapper.local_table, key, stmt, params, change):
+        unrelated = not heldrows.holds(s, mapper.local_table, key)
+        s.execute(stmt, params, execution_options={CHANGE: change, heldrows.UNRELATED: unrelated})
     for k, v in values.items():
         set_committed_value(obj, k, v)
     orm.written(s, obj)  # (a savepoint rolled back expires it)

@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Mapping
 from sqlalchemy import event
 from sqlalchemy.orm.attributes import PASSIVE_NO_INITIALIZE, get_history, instance_state
 
-from ..core import rowupdate
+from ..core import heldrows, rowupdate
 from ..core.models import (
     Allocation,
     Device,
@@ -206,15 +206,19 @@ class Waiters:
 
     def _plain_write(self, state) -> None:
         """Allocations made with a plain INSERT (``core/rowinsert``) or
-        changed with a plain UPDATE (``core/rowupdate``) count as a flush of
-        those objects would."""
-        change = state.execution_options.get(rowupdate.CHANGE) if state.is_update else None
-        if change is not None:
-            if change.table != Allocation.__tablename__:
+        changed with a plain UPDATE (``core/rowupdate``, one or a batch's
+        held ones: ``core/heldrows``) count as a flush of those objects would."""
+        changes = None
+        if state.is_update:
+            one = state.execution_options.get(rowupdate.CHANGE)
+            changes = [one] if one is not None else state.execution_options.get(heldrows.NOTES)
+        if changes is not None:
+            changes = [c for c in changes if c.table == Allocation.__tablename__]
+            if not changes:
                 return
-            ids = [change.key[0]] if change.changed("state") or change.changed("reasons") else []
-            deciding = change.changed("state") and "allocated" in (
-                change.before.get("state"), change.after["state"])
+            ids = [c.key[0] for c in changes if c.changed("state") or c.changed("reasons")]
+            deciding = any(c.changed("state") and "allocated" in (
+                c.before.get("state"), c.after["state"]) for c in changes)
         else:
             table = getattr(state.statement, "table", None) if state.is_insert else None
             if getattr(table, "name", None) != Allocation.__tablename__:
