@@ -113,20 +113,16 @@ def wrote(s: Session, tables: frozenset[str] | None = None) -> bool:
     return tables is None or ANY in written or not written.isdisjoint(tables)
 
 
-def _mark(session: Session, tables) -> None:
+def mark_written(session: Session, tables) -> None:
+    """Count ``tables`` as written by ``session``'s transaction (by a flush,
+    a statement, or a write held to run later: ``heldrows``)."""
     session.info.setdefault(_WROTE, set()).update(tables)
-
-
-def mark_written(s: Session, tables) -> None:
-    """Count ``tables`` as written by ``s``'s transaction (a write held to
-    run later: ``heldrows``)."""
-    _mark(s, tables)
 
 
 @event.listens_for(Session, "after_flush")
 def _flushed(session, _context) -> None:
     # (after_flush still lists what the flush wrote as new, dirty and deleted)
-    _mark(session, {getattr(getattr(o, "__table__", None), "name", ANY)
+    mark_written(session, {getattr(getattr(o, "__table__", None), "name", ANY)
                     for o in (*session.new, *session.dirty, *session.deleted)} or {ANY})
 
 
@@ -135,7 +131,7 @@ def _statement(state) -> None:
     if (state.is_insert or state.is_update or state.is_delete) \
             and not state.execution_options.get(UNWATCHED):
         table = getattr(state.statement, "table", None)
-        _mark(state.session, {getattr(table, "name", None) or ANY})
+        mark_written(state.session, {getattr(table, "name", None) or ANY})
 
 
 @event.listens_for(Session, "after_transaction_end")

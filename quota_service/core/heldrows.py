@@ -1,22 +1,24 @@
-"""New rows a ledger batch holds back and inserts together, before anything
-could read them.
+"""Writes a ledger batch holds back and runs together, before anything
+could read what they change.
 
-Every admission of a batch inserts its allocation (``rowinsert``): one
-INSERT, one round trip to PostgreSQL (and its parse and plan there) per
-request, a tenth of the service's CPU in issue 22's storm. In a batch
-without savepoints (``core/groupcommit``), ``hold`` keeps the row instead,
-and ``release`` inserts all that are held with one statement per table.
-What a held row changes is never missed:
+Every admission of a batch inserts its allocation (``rowinsert``) and every
+end updates one (``rowupdate``): one statement, one round trip to
+PostgreSQL (and its parse and plan there) per request, a third of the
+service's CPU in issue 22's storm. In a batch without savepoints
+(``core/groupcommit``), ``hold`` and ``hold_update`` keep them instead, and
+``release`` runs all that are held: one INSERT per table, then one
+executemany per UPDATE statement. What a held write changes is never missed:
 
 - any other statement the session runs that may read a held table or the
   counters its triggers move (``do_orm_execute``: a SELECT, a lazy load,
-  text SQL, whose tables cannot be told) releases the held rows first, so
-  it sees them as if they had been inserted at once; so does a flush with
+  text SQL, whose tables cannot be told) releases the held writes first, so
+  it sees them as if they had been run at once; so does a flush with
   anything to write (``before_flush``);
-- ``rowupdate`` of a row that is still held releases it first; one of
-  another row goes ahead (``UNRELATED``: it cannot read the held rows);
-- a held row counts as a write (``db.writes``) and marks its table written
-  (``generations``), exactly as its INSERT would;
+- ``rowupdate`` of a row with a write still held releases them first; one
+  of another row is held too, or goes ahead (``UNRELATED``: it cannot read
+  the held rows);
+- a held write counts as a write (``db.writes``) and marks its table
+  written (``generations``), exactly as running it would;
 - the batch releases what is left after its last write, before its later
   rows (which may refer to them) and before it reads what to keep.
 
@@ -31,11 +33,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Table, TextClause, event, insert
+from sqlalchemy import Table, TextClause, event
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.util import find_tables
 
-from . import db, generations
+from . import db, generations, statements
 
 KEY = "hubgrid_held_rows"
 #: execution option of a statement that cannot read the held rows (an UPDATE
@@ -44,9 +46,6 @@ UNRELATED = "hubgrid_unrelated_to_held"
 #: execution option of a released UPDATE's executemany: what each of its
 #: rows was held with (``hold_update``'s ``note``), in order
 NOTES = "hubgrid_held_notes"
-
-#: each table's INSERT, made once
-_INSERTS: dict[Table, Any] = {}
 
 
 class _Held:
@@ -116,10 +115,7 @@ def release(s: Session) -> int:
     s.info[KEY] = _Held()  # (before running: its own statements release nothing)
     before, n = db.writes(s), 0
     for table, rows in held.inserts.items():
-        stmt = _INSERTS.get(table)
-        if stmt is None:
-            stmt = _INSERTS[table] = insert(table)
-        s.execute(stmt, rows)
+        s.execute(statements.insert(table), rows)
         n += len(rows)
     for stmt, updates in held.updates.items():
         s.execute(stmt, [params for params, _ in updates],

@@ -26,20 +26,9 @@ from typing import Any
 from sqlalchemy import Table
 from sqlalchemy.orm import Session
 
-from . import db
+from . import db, statements
 
 KEY = "hubgrid_later_rows"
-
-
-#: each table's INSERT, made once (building a statement costs more than its run)
-_INSERTS: dict[Table, Any] = {}
-
-
-def _insert(table: Table):
-    stmt = _INSERTS.get(table)
-    if stmt is None:
-        stmt = _INSERTS[table] = table.insert()
-    return stmt
 
 
 def collect(s: Session) -> None:
@@ -52,7 +41,7 @@ def insert(s: Session, table: Table, row: dict) -> None:
     else at once."""
     kept = s.info.get(KEY)
     if kept is None:
-        s.connection().execute(_insert(table), row)
+        s.connection().execute(statements.insert(table), row)
         return
     kept.setdefault(table, []).append(row)
     db.count_write(s)
@@ -76,7 +65,7 @@ def flush(s: Session) -> int:
     kept = s.info.pop(KEY, None) or {}
     for target, rows in kept.items():
         if isinstance(target, Table):
-            s.connection().execute(_insert(target), rows)
+            s.connection().execute(statements.insert(target), rows)
         else:
             target(s, rows)
     return sum(len(rows) for rows in kept.values())

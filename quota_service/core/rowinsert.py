@@ -15,11 +15,10 @@ In a ledger batch the INSERT is held to run with the batch's others
 
 from __future__ import annotations
 
-from sqlalchemy import insert as sql_insert
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session, make_transient_to_detached
 
-from . import heldrows, orm
+from . import heldrows, orm, statements
 
 
 def row_of(obj) -> dict:
@@ -42,11 +41,6 @@ def row_of(obj) -> dict:
     return row
 
 
-#: each table's INSERT, made once (building a statement and its cache key
-#: cost more than running it)
-_INSERTS: dict = {}
-
-
 def insert(s: Session, obj) -> None:
     """INSERT new ``obj`` (its primary key set) and make it persistent in ``s``."""
     state = inspect(obj)
@@ -55,10 +49,7 @@ def insert(s: Session, obj) -> None:
     table = mapper.local_table
     key = tuple(row[col.key] for col in mapper.primary_key)
     if not heldrows.hold(s, table, key, row):  # (in a batch: inserted with its others)
-        stmt = _INSERTS.get(table)
-        if stmt is None:
-            stmt = _INSERTS[table] = sql_insert(table)
-        s.execute(stmt, row)
+        s.execute(statements.insert(table), row)
     for prop in mapper.column_attrs:  # its loaded state (no history: it is committed next)
         state.dict[prop.key] = row[prop.columns[0].key]
     make_transient_to_detached(obj)

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, load_only
 from sqlalchemy.orm.util import identity_key
 
 from . import groupcache, ledger, sessionaudit
+from ..core import statements
 from ..core.authz import Principal
 from ..core.errors import NotFound
 from ..core.models import Allocation
@@ -40,6 +41,9 @@ ONLY = load_only(*COLUMNS)
 #: the allocation by its id, made once too (``Session.get`` builds its
 #: statement and that statement's cache key on every call)
 _LOAD = select(Allocation).options(ONLY).where(Allocation.id == bindparam("id"))
+#: a batch's ends' allocations (``read``)
+_LOAD_MANY = select(Allocation).options(ONLY).where(
+    Allocation.id.in_(bindparam("ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -50,18 +54,12 @@ class Ended:
     resource_group: str
 
 
-#: allocations read per query by ``read`` (under SQLite's parameter bound)
-IDS_PER_QUERY = 500
-
-
 def read(s: Session, alloc_ids: list[str]) -> None:
     """Load what ``end`` reads of the allocations ``alloc_ids`` in one query
     (a ledger batch's ends: ``core/groupcommit``'s ``before``); the batch
     holds them (``orm.hold_loaded``) and ``end`` finds each loaded."""
-    ids = sorted(set(alloc_ids))
-    for at in range(0, len(ids), IDS_PER_QUERY):
-        s.execute(select(Allocation).options(ONLY)
-                  .where(Allocation.id.in_(ids[at:at + IDS_PER_QUERY]))).scalars().all()
+    for ids in statements.chunks(sorted(set(alloc_ids))):
+        s.execute(_LOAD_MANY, {"ids": list(ids)}).scalars().all()
 
 
 def end(s: Session, p: Principal, alloc_id: str, now: dt.datetime, reason: str,

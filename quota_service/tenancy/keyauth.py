@@ -26,7 +26,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from . import accounts, keycache
-from ..core import keys
+from ..core import keys, statements
 from ..core.authz import Principal
 from ..core.errors import Denied, Unauthenticated
 from ..core.models import Domain, Keypair, Membership, Project, User
@@ -95,8 +95,6 @@ _ONE_KEY = _KEY.where(Keypair.access_key == bindparam("key"))
 #: the projects of one user
 _PROJECTS = (select(Project.name).join(Membership, Membership.project_id == Project.id)
              .where(Membership.user_id == bindparam("user")))
-#: user ids read per query of their projects (under SQLite's parameter bound)
-IDS_PER_QUERY = 500
 
 
 def _key_entry(s: Session, access_key: str) -> keycache.KeyEntry | None:
@@ -116,11 +114,11 @@ def recent_keys(s: Session, limit: int) -> dict[str, keycache.KeyEntry]:
                                    Keypair.access_key).limit(limit)).all()
     ids = sorted({k.id for k in rows})
     projects: dict[int, list[str]] = {i: [] for i in ids}
-    for at in range(0, len(ids), IDS_PER_QUERY):
+    for chunk in statements.chunks(ids):
         for user_id, name in s.execute(
                 select(Membership.user_id, Project.name)
                 .join(Project, Project.id == Membership.project_id)
-                .where(Membership.user_id.in_(ids[at:at + IDS_PER_QUERY]))):
+                .where(Membership.user_id.in_(chunk))):
             projects[user_id].append(name)
     return {k.access_key: _entry(k, projects[k.id]) for k in rows}
 

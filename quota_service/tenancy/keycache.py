@@ -27,7 +27,7 @@ from typing import Callable
 from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session
 
-from ..core import generations, laterrows, rowcache
+from ..core import generations, laterrows, rowcache, statements
 from ..core.authz import Principal
 from ..core.models import Keypair
 
@@ -35,8 +35,6 @@ from ..core.models import Keypair
 TABLES = frozenset({"domains", "projects", "users", "memberships", "keypairs"})
 #: how stale a key's recorded last use may get
 LAST_USE_RESOLUTION = dt.timedelta(seconds=60)
-#: keys whose last use one UPDATE writes (under SQLite's parameter bound)
-KEYS_PER_UPDATE = 500
 #: a copy holding more keys than this starts again (bounded memory)
 MAX_KEYS = 200_000
 
@@ -100,9 +98,9 @@ class KeyCache:
         one UPDATE for all, at the last of those times (a use is kept to the
         minute, and a batch's keys were used within it)."""
         keys, last = sorted(uses), max(uses.values())
-        for at in range(0, len(keys), KEYS_PER_UPDATE):
+        for chunk in statements.chunks(keys):
             # (on the connection: no copy is made of a last use, nothing to mark)
-            s.connection().execute(_USES, {"keys": keys[at:at + KEYS_PER_UPDATE], "last": last})
+            s.connection().execute(_USES, {"keys": list(chunk), "last": last})
         with self._lock:
             self._used.update(uses)
 

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core import rowcache
+from ..core import rowcache, statements
 from ..core.models import Domain, Project, User
 from .keycache import TABLES
 
-#: ids read per query (well under SQLite's bound on a statement's parameters)
-IDS_PER_QUERY = 500
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,8 +116,8 @@ def _by_ids(s: Session, kind: str, ids: Iterable[int], read) -> None:
     def load(keys: list) -> dict:
         found = {}
         wanted = [k[1] for k in keys]
-        for at in range(0, len(wanted), IDS_PER_QUERY):
-            for row in read(wanted[at:at + IDS_PER_QUERY]):
+        for chunk in statements.chunks(wanted):
+            for row in read(chunk):
                 found[(kind, row.id)] = row
         return found
     _cache(s).get_many(s, [(kind, i) for i in sorted(set(ids))], load)
