@@ -19,8 +19,6 @@ for engines on other machines, whose sockets the proxy cannot reach.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from decimal import Decimal
 from urllib.parse import urlparse
@@ -35,10 +33,10 @@ from .builders import SessionSpec, container_config, vfolder_mounts
 from .gpuenv import allocation_gpus
 from .inference import InferenceDockerMixin
 from . import readiness
-from .isolation import (SERVER_PORT, SessionNetwork, check_root, egress_refusal, engine_is_local,
-                        gateway_url, relay_routes)
+from .dockernet import SessionNetworkMixin
+from .isolation import SERVER_PORT, SessionNetwork, check_root, engine_is_local
 from .mixin import HubgridSpawnerMixin
-from .relay import RELAYS
+from .sockpin import PinError
 from .sandboxes import SANDBOXES, PoolKey, joined_mode, loop_running
 
 
@@ -51,7 +49,8 @@ def session_host(docker_url: str) -> str:
     return "127.0.0.1"
 
 
-class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpawner):
+class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpawnerMixin,
+                           DockerSpawner):
     """Sessions in Docker containers on the node the hubgrid service chose."""
 
     default_docker_url = Unicode(
@@ -87,15 +86,6 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
 
     session_uid = Integer(1000, help="User id the session runs as (never root).").tag(config=True)
 
-    mps_ipc_mode = Unicode(
-        "host",
-        help="""The IPC namespace of a session in ``mps`` mode: the MPS daemon's.
-        ``host`` for a daemon run on the node (``nvidia-cuda-mps-control -d``),
-        ``container:<name>`` for one run in a container. Sessions in other
-        modes keep their own. Note: ``host`` lets the session see the node's
-        System V IPC and POSIX shared memory.""",
-    ).tag(config=True)
-
     ready_poll_interval = Float(
         0.1,
         help="""How often start() asks the started server whether it answers
@@ -104,7 +94,9 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
         1.5 s late on average). It waits at most ``http_timeout`` (then the
         start fails, as the hub's check would) and within ``start_timeout``;
         a container that exits first fails the start at once. 0: start()
-        returns as soon as the container runs.""",
+        returns as soon as the container runs; an isolated session's is
+        still waited for (every 0.1 s), since the hub reaches its server only
+        once the spawner has pinned its socket (docs/sessions.md).""",
     ).tag(config=True)
     session_gid = Integer(100, help="Group id the session runs as.").tag(config=True)
 
@@ -122,10 +114,13 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
 
     session_socket_root = Unicode(
         "/run/hubgrid/sessions",
-        help="""Directory of isolated sessions' socket directories on the
-        node (one per session, mode 0700, owned by ``session_uid``, mounted
-        at /run/hubgrid in that session only). Lowercase: JupyterHub
-        lowercases the socket's URL.""",
+        help="""Directory of isolated sessions' directories on the node,
+        writable by root only (the hub makes it mode 0711 and refuses to
+        start sessions under one that others may write). Each session's
+        ``<allocation>/`` is root's and holds ``session/`` (owned by
+        ``session_uid``, mode 0700, mounted at /run/hubgrid in that session
+        only), the relay's ``relay/`` and the server's pinned socket
+        (docs/sessions.md). Lowercase: JupyterHub lowercases the socket's URL.""",
     ).tag(config=True)
 
     relay_port = Integer(
@@ -217,9 +212,6 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
     def session_image(self, opts) -> str:
         return opts.image or self.image
 
-    #: an isolated session's sockets (None: host networking, or no session)
-    _net: SessionNetwork | None = None
-
     def _apply_allocation(self, allocation, opts):
         super()._apply_allocation(allocation, opts)
         self.image = allocation.get("image") or self.session_image(opts)
@@ -258,8 +250,8 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
             pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
             mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root)
-            + ((self._net.mount(),) if self._net else ()),
-            enforcement=self.gpu_enforcement(image_labels or {}), mps_ipc_mode=self.mps_ipc_mode,
+            + (self._net.mounts(relay=not self.serving) if self._net else ()),
+            enforcement=self.gpu_enforcement(image_labels or {}),
         )
 
     async def _image_labels(self) -> dict:
@@ -304,29 +296,6 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             self._count_start(-1)
             await self._drop_sandbox()  # no session container joined it
             raise
-
-    # -- the session's own network (isolated) --------------------------------
-
-    async def _prepare_network(self) -> str:
-        """The session's directory and relay, made before its container; the
-        network mode it gets (``none``, or the checked egress network)."""
-        mode = "none"
-        if self.egress_network:
-            try:
-                info = await self.docker("inspect_network", self.egress_network)
-            except docker.errors.NotFound:
-                info = None
-            refusal = egress_refusal(info, self.egress_network)
-            if refusal:
-                raise SpawnException(f"not started: {refusal}", reason="config", status_code=500)
-            mode = self.egress_network
-        net = self._net
-        os.makedirs(os.path.dirname(net.directory), mode=0o711, exist_ok=True)
-        await self._close_network()  # what a failed earlier start left
-        os.mkdir(net.directory, 0o700)
-        os.chown(net.directory, self.session_uid, self.session_gid)
-        await self._ensure_relay()
-        return self._take_sandbox(mode)
 
     # -- the warm pool of network sandboxes (spawner/sandboxes.py) -----------
 
@@ -392,31 +361,6 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             self._skip_pool = False
         await super().start_object()
 
-    def _relay_routes(self):  # the hub's API, the service's, the gateway (through the proxy)
-        return relay_routes(self.hub.api_url if self.hub else "", self.hubgrid.api_url,
-                            gateway_url(self.public_api_url()))
-
-    async def _ensure_relay(self) -> None:
-        await RELAYS.ensure(self._net.relay_socket, self._relay_routes(),
-                            self.session_uid, self.session_gid)
-
-    async def _close_network(self) -> None:
-        if self._net is not None:
-            await RELAYS.close(self._net.relay_socket)
-            shutil.rmtree(self._net.directory, ignore_errors=True)
-
-    async def _discard_network(self) -> None:
-        """The session is gone: its relay and directory go too."""
-        await self._close_network()
-        self._net = None
-
-    def _use_socket(self) -> None:
-        """The hub and the proxy reach the server on its socket (a URL with no
-        port and the path's own case: JupyterHub's own parse of start()'s URL
-        adds port 80 and lowercases it)."""
-        if self._net is not None and self.server is not None:
-            self.server.connect_url = self._net.server_url
-
     def get_args(self):
         args = super().get_args()
         return args + self._net.server_args() if self._net else args
@@ -436,19 +380,10 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
         return self._net.server_url
 
     async def poll(self):
-        net = self._net
-        if net is not None and self.object_id and not self._stopping \
-                and not os.path.exists(net.server_socket):
-            # its server's socket is gone: nothing reaches the session any more
-            if await self.session_exit_code() is None:
-                self.log.warning("%s: the server's socket %s vanished; stopping the session",
-                                 self._log_name, net.server_socket)
-                try:
-                    await self.docker("kill", self.object_id)
-                except docker.errors.APIError:
-                    pass
+        if self._net is not None and self.object_id and not self._stopping:
+            await self._check_server_socket()  # dockernet.py
         status = await super().poll()
-        if status is None and self._net is not None and self.object_id:
+        if status is None and self._net is not None and self.object_id and not self.serving:
             await self._ensure_relay()  # a hub that restarted
         elif status is not None and not self._stopping:
             # ended by itself: JupyterHub calls no stop() (nor after a failed
@@ -472,20 +407,26 @@ class HubgridDockerSpawner(InferenceDockerMixin, HubgridSpawnerMixin, DockerSpaw
             self._count_start(-1)
 
     async def _until_answering(self):
-        """Return once the server answers (ready_poll_interval)."""
-        if self.ready_poll_interval <= 0 or self.internal_ssl or self.server is None:
+        """Return once the server answers (ready_poll_interval); an isolated
+        session's only once its socket is pinned, whatever the interval (the
+        hub and the proxy reach it nowhere else)."""
+        interval = self.ready_poll_interval
+        if self._net is None and (interval <= 0 or self.internal_ssl or self.server is None):
             return
         budget_left = self.start_timeout - (time.monotonic() - self._start_began) - 1
         window = min(self.http_timeout, budget_left)
         origin = self._net.server_url if self._net else f"http://{fmt_ip_url(self.ip)}:{self.port}"
-        url = f"{origin}{self.server.base_url}api"
+        url = f"{origin}{self.server.base_url if self.server else '/'}api"
         try:
-            up = await readiness.until_answering(url, interval=self.ready_poll_interval,
+            up = await readiness.until_answering(url, interval=interval if interval > 0 else 0.1,
                                                  timeout=max(window, 0),
-                                                 exit_code=self._exit_code_while_starting)
+                                                 exit_code=self._exit_code_while_starting,
+                                                 ready=self._pin_server if self._net else None)
         except readiness.ServerExited as e:
             raise SpawnException(f"the session's server exited with code {e.code} before "
                                  "it answered", reason="backend", status_code=500) from None
+        except PinError as e:
+            raise SpawnException(f"not started: {e}", reason="backend", status_code=500) from None
         if not up and window >= self.http_timeout:
             raise SpawnException(f"the session's server did not answer within "
                                  f"{self.http_timeout:g} s (http_timeout)", reason="timeout",

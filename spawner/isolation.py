@@ -3,15 +3,22 @@
 An isolated session runs in a network namespace of its own (Docker's
 ``none`` network: nothing but its loopback), so no other session and no
 service of its node can be reached from it, nor it from them. Two Unix
-sockets in the session's directory on the node (mounted at ``/run/hubgrid``
-in the container, and in no other) are its only ways in and out:
+sockets are its only ways in and out. Its directory on the node,
+``<root>/<allocation>/``, is root's (the session cannot write it) and holds:
 
-- ``jupyter.sock``: its Jupyter server listens there (``--ServerApp.sock``);
-  the hub and the proxy reach it as ``http+unix://`` (configurable-http-proxy
-  5 proxies HTTP and websockets to it);
-- ``hub.sock``: its relay (spawner/relay.py), which carries the hub's API and
-  the hubgrid API only; ``hubgrid-relay`` makes it ``127.0.0.1:<relay_port>``
-  inside the session.
+- ``session/``: the session's own (mode 0700, its uid), mounted at
+  ``/run/hubgrid`` in that container and no other; its Jupyter server
+  listens on ``session/jupyter.sock`` (``--ServerApp.sock``);
+- ``jupyter.sock``: that socket pinned by the hub (spawner/sockpin.py: a
+  hard link to the inode checked to be the session's own socket), which
+  the hub and the proxy reach as ``http+unix://`` (configurable-http-proxy
+  5 proxies HTTP and websockets to it) and the gateway's haproxy connects
+  to: never the session's own name, which it could swap for a link;
+- ``relay/hub.sock``: its relay (spawner/relay.py), which carries the hub's
+  API and the hubgrid API only, bound by the hub in a directory only root
+  writes, mounted read-only at ``/run/hubgrid-relay``; ``hubgrid-relay``
+  makes it ``127.0.0.1:<relay_port>`` inside the session. A replica gets no
+  relay.
 
 An admin may give sessions an egress network instead of ``none``
 (``egress_network``): a bridge whose containers cannot talk to each other.
@@ -27,10 +34,15 @@ from urllib.parse import quote, urlsplit
 from .builders import Mount
 from .relay import Route
 
-#: the session's directory inside the container
+#: the session's own directory inside the container
 CONTAINER_DIR = "/run/hubgrid"
+#: the relay's directory inside the container (read-only)
+RELAY_DIR = "/run/hubgrid-relay"
 SERVER_SOCKET = "jupyter.sock"
 RELAY_SOCKET = "hub.sock"
+#: the session's own and the relay's directories in the session's directory
+SESSION_SUBDIR = "session"
+RELAY_SUBDIR = "relay"
 #: the port an isolated session's JUPYTERHUB_SERVICE_URL names: jupyter_server
 #: refuses a socket with any port but its default (8888), and nothing listens on
 #: a port in a network of one's own anyway
@@ -67,20 +79,34 @@ class SessionNetwork:
         return cls(posixpath.join(check_root(root), allocation), relay_port)
 
     @property
+    def session_dir(self) -> str:
+        """The session's own directory (it binds its server's socket there)."""
+        return posixpath.join(self.directory, SESSION_SUBDIR)
+
+    @property
+    def relay_dir(self) -> str:
+        return posixpath.join(self.directory, RELAY_SUBDIR)
+
+    @property
     def server_socket(self) -> str:
+        """The server's socket as pinned by the hub: what everything outside
+        the session connects to."""
         return posixpath.join(self.directory, SERVER_SOCKET)
 
     @property
     def relay_socket(self) -> str:
-        return posixpath.join(self.directory, RELAY_SOCKET)
+        return posixpath.join(self.relay_dir, RELAY_SOCKET)
 
     @property
     def server_url(self) -> str:
         """The Jupyter server's URL for the hub and the proxy."""
         return "http+unix://" + quote(self.server_socket, safe="")
 
-    def mount(self) -> Mount:
-        return Mount(self.directory, CONTAINER_DIR, read_only=False)
+    def mounts(self, relay: bool = True) -> tuple[Mount, ...]:
+        """The session's own directory, writable, and (``relay``) the
+        relay's, read-only."""
+        own = Mount(self.session_dir, CONTAINER_DIR, read_only=False)
+        return (own, Mount(self.relay_dir, RELAY_DIR, read_only=True)) if relay else (own,)
 
     def server_args(self) -> list[str]:
         return [f"--ServerApp.sock={posixpath.join(CONTAINER_DIR, SERVER_SOCKET)}",
@@ -93,7 +119,7 @@ class SessionNetwork:
         local = f"http://127.0.0.1:{self.relay_port}"
         out = {**env,
                "HUBGRID_RELAY_PORT": str(self.relay_port),
-               "HUBGRID_RELAY_SOCKET": posixpath.join(CONTAINER_DIR, RELAY_SOCKET),
+               "HUBGRID_RELAY_SOCKET": posixpath.join(RELAY_DIR, RELAY_SOCKET),
                "HUBGRID_SERVER_SOCKET": posixpath.join(CONTAINER_DIR, SERVER_SOCKET),
                "JUPYTERHUB_API_URL": local + urlsplit(hub_api_url).path.rstrip("/")}
         activity = env.get("JUPYTERHUB_ACTIVITY_URL", "")

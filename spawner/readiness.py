@@ -41,18 +41,21 @@ async def answers(client: JupyterHubHTTPClient, url: str, timeout: float) -> boo
 
 async def until_answering(url: str, *, interval: float, timeout: float,
                           exit_code: Callable[[], Awaitable[int | None]],
-                          check_every: float = 1.0) -> bool:
+                          check_every: float = 1.0,
+                          ready: Callable[[], bool] | None = None) -> bool:
     """Ask ``url`` every ``interval`` seconds until it answers: True; False
     when it did not within ``timeout`` seconds. Every ``check_every`` seconds
     ``exit_code()`` says whether the server's process ended (its code, else
-    None): ServerExited then."""
+    None): ServerExited then. ``ready``: asked before each try, which is
+    made only once it says True (a session's socket pinned: spawner/sockpin.py;
+    what it raises ends the wait)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     next_check = loop.time() + check_every
     client = JupyterHubHTTPClient()  # its own connections, closed when done
     try:
         while True:
-            if await answers(client, url, max(interval, 1.0)):
+            if (ready is None or ready()) and await answers(client, url, max(interval, 1.0)):
                 return True
             now = loop.time()
             if now >= next_check:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
 
+from . import sockpin
+
 log = logging.getLogger("JupyterHub")
 
 #: headers of one hop, never forwarded (RFC 9110 7.6.1), and the Host the
@@ -60,6 +62,8 @@ def route_for(routes: tuple[Route, ...], method: str, raw_path: str,
     if method.upper() == "CONNECT" or "upgrade" in headers.get("Connection", "").lower() \
             or headers.get("Upgrade"):
         return "the relay carries plain HTTP requests only"
+    if "#" in raw_path:  # no fragment in a request (RFC 9112): upstream would cut it off
+        return "the path may not contain a fragment ('#')"
     path = raw_path.split("?", 1)[0]
     if _CLIMBS.search(path):
         return "the path may not contain dot segments or encoded slashes"
@@ -72,7 +76,9 @@ def route_for(routes: tuple[Route, ...], method: str, raw_path: str,
 
 class SessionRelay:
     """The relay of one session: an HTTP server on ``path`` (a Unix socket,
-    owned by ``uid``:``gid``, mode 0600) that forwards the ``routes``."""
+    owned by ``uid``:``gid``, mode 0600, in a directory only root writes:
+    the session connects to it, never writes beside it) that forwards the
+    ``routes``."""
 
     def __init__(self, path: str, routes: tuple[Route, ...], uid: int, gid: int,
                  client: aiohttp.ClientSession):
@@ -89,12 +95,13 @@ class SessionRelay:
         app.router.add_route("*", "/{tail:.*}", self._forward)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        if os.path.lexists(self.path):  # left by a hub that died
-            os.unlink(self.path)
         try:
+            # nobody but root could have planted anything there
+            sockpin.private_dir(os.path.dirname(self.path))
+            if os.path.lexists(self.path):  # left by a hub that died
+                os.unlink(self.path)
             await web.UnixSite(runner, self.path).start()
-            os.chown(self.path, self.uid, self.gid)
-            os.chmod(self.path, 0o600)
+            sockpin.own_socket(self.path, self.uid, self.gid, 0o600)
         except BaseException:
             await runner.cleanup()
             raise

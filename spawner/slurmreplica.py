@@ -11,10 +11,12 @@ and mounts of its own (the folder read-only at ``/models``, a private
 ``/tmp``, the root filesystem read-only, no capabilities) and execs the
 definition's command, under ``hubgrid-prestart`` and
 ``hubgrid-service-bridge`` as in a container. The replica listens on
-``<replica_socket_root>/<allocation>/jupyter.sock`` on the node: the hub's
-readiness check and the gateway's haproxy connect there (the spawner's
-state ``hubgrid_server_socket``, as for Docker), so the hub, its gateway
-and the node are one machine.
+``<replica_socket_root>/<allocation>/jupyter.sock`` on the node, in a
+directory it writes; the hub pins that socket once it is there
+(spawner/sockpin.py) at ``<replica_pin_root>/<allocation>.sock``, where
+the hub's readiness check and the gateway's haproxy connect (the spawner's
+state ``hubgrid_server_socket``, as for Docker), never to the replica's own
+name. So the hub, its gateway and the node are one machine.
 
 No ``JUPYTERHUB_*`` variable or token reaches the job. The job is submitted,
 polled and cancelled like any session's, accounted like any (the ledger's
@@ -35,7 +37,7 @@ from jupyterhub.spawner import SpawnException
 from traitlets import List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from . import readiness
+from . import readiness, sockpin
 from .inference import replica_command, replica_environment
 from .isolation import SERVER_SOCKET, check_root
 
@@ -61,6 +63,23 @@ class InferenceSlurmMixin(Configurable):
         Lowercase: JupyterHub lowercases the socket's URL.""",
     ).tag(config=True)
 
+    replica_pin_root = Unicode(
+        "/run/hubgrid/replica-pins",
+        help="""Directory where the hub links each replica's socket once it has
+        checked that the socket is the replica's own (a socket, owned by the
+        owner of its directory, with no other name): the hub and the
+        gateway's haproxy connect there, never to a name in a directory a
+        replica writes. Made by the hub (root's, mode 0711); must be on the
+        same filesystem as ``replica_socket_root`` (a hard link). Lowercase.""",
+    ).tag(config=True)
+
+    @validate("replica_pin_root")
+    def _check_pin_root(self, proposal):
+        try:
+            return check_root(proposal.value)
+        except ValueError as e:
+            raise TraitError(str(e).replace("session_socket_root", "replica_pin_root")) from None
+
     replica_path = List(
         Unicode(),
         help="""Directories put first on a replica's ``PATH``: where the node has
@@ -84,6 +103,8 @@ class InferenceSlurmMixin(Configurable):
 
     #: the replica's socket on the node ("" when this is no replica)
     _replica_socket = ""
+    #: where the hub pinned it (spawner/sockpin.py)
+    _replica_pin = ""
 
     @property
     def serving(self) -> dict | None:
@@ -106,6 +127,7 @@ class InferenceSlurmMixin(Configurable):
                                  "folder for this replica", reason="invalid", status_code=400)
         self._replica_socket = posixpath.join(self.replica_socket_root, allocation["id"],
                                               SERVER_SOCKET)
+        self._replica_pin = posixpath.join(self.replica_pin_root, f"{allocation['id']}.sock")
 
     def replica_spec(self) -> dict:
         """What hubgrid-replica does ($HUBGRID_REPLICA)."""
@@ -137,18 +159,44 @@ class InferenceSlurmMixin(Configurable):
         await super().job_running()
         if not self.serving:
             return
+        try:
+            os.makedirs(os.path.dirname(self.replica_pin_root), exist_ok=True)
+            sockpin.private_dir(self.replica_pin_root, 0o711, make=True)
+        except OSError as e:
+            raise SpawnException(f"not started: replica_pin_root: {e.strerror}",
+                                 reason="config", status_code=500) from None
         base = self.server.base_url if self.server is not None else "/"
-        url = "http+unix://" + quote(self._replica_socket, safe="") + base + "api"
+        url = "http+unix://" + quote(self._replica_pin, safe="") + base + "api"
         try:
             up = await readiness.until_answering(url, interval=REPLICA_POLL,
                                                  timeout=max(self.http_timeout, 1),
-                                                 exit_code=self._job_ended)
+                                                 exit_code=self._job_ended,
+                                                 ready=self._pin_replica)
         except readiness.ServerExited:
             raise await self._ended() from None
+        except (sockpin.PinError, OSError) as e:
+            raise SpawnException(f"not started: {e}", reason="backend", status_code=500) \
+                from None
         if not up:  # as the hub's own check would (its job is cancelled at the stop)
             raise SpawnException(f"the replica's server did not answer within "
                                  f"{self.http_timeout:g} s (http_timeout)", reason="timeout",
                                  status_code=500)
+
+    def _pin_replica(self) -> bool:
+        return sockpin.pin(posixpath.dirname(self._replica_socket), SERVER_SOCKET,
+                           self._replica_pin)
+
+    async def poll(self):
+        """A running replica whose socket is not the pinned one any more
+        (removed, or replaced by a link or another socket) is cancelled:
+        nothing reaches it, and one that swaps its socket is up to no good."""
+        if self._replica_socket and (not self._replica_pin or sockpin.current(
+                posixpath.dirname(self._replica_socket), SERVER_SOCKET,
+                self._replica_pin) is False):  # (no pin: started by a hub that pinned none)
+            self.log.warning("%s: the replica's socket %s vanished or was replaced; "
+                             "cancelling its job", self._log_name, self._replica_socket)
+            await self.cancel_batch_job()
+        return await super().poll()
 
     async def ended_before_start(self):
         # a replica's job that ended before it was even seen running (a
@@ -175,9 +223,9 @@ class InferenceSlurmMixin(Configurable):
 
     async def start(self):
         result = await super().start()
-        if self.serving and self._replica_socket:
-            # the hub's readiness check and the proxy's URL: the replica's socket
-            return "http+unix://" + quote(self._replica_socket, safe="")
+        if self.serving and self._replica_pin:
+            # the hub's readiness check and the proxy's URL: the replica's pinned socket
+            return "http+unix://" + quote(self._replica_pin, safe="")
         return result
 
     async def session_ended(self) -> None:
@@ -186,6 +234,12 @@ class InferenceSlurmMixin(Configurable):
             return
         # (not in clear_state: batchspawner's poll clears the state before this)
         where, self._replica_socket = posixpath.dirname(self._replica_socket), ""
+        pinned, self._replica_pin = self._replica_pin, ""
+        if pinned:
+            try:
+                os.unlink(pinned)  # root's directory: no link of a replica's there
+            except FileNotFoundError:
+                pass
         try:
             if self.runs_as_user:  # the user's directory: removed as the user
                 await self.job_files()._run("rm", "-rf", "--", where)
@@ -196,10 +250,14 @@ class InferenceSlurmMixin(Configurable):
 
     def get_state(self):
         state = super().get_state()
-        if self._replica_socket:  # where the serving gateway reaches it
-            state["hubgrid_server_socket"] = self._replica_socket
+        if self._replica_socket:  # hubgrid_server_socket: where the serving gateway reaches it
+            state.update(hubgrid_replica_socket=self._replica_socket,
+                         hubgrid_server_socket=self._replica_pin)
         return state
 
     def load_state(self, state):
         super().load_state(state)
-        self._replica_socket = state.get("hubgrid_server_socket", "")
+        self._replica_socket = state.get("hubgrid_replica_socket", "") \
+            or state.get("hubgrid_server_socket", "")
+        self._replica_pin = state.get("hubgrid_server_socket", "") \
+            if state.get("hubgrid_replica_socket") else ""

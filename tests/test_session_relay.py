@@ -43,6 +43,9 @@ def test_the_hub_api_and_the_hubgrid_api_pass(path):
     ("/hub/api/%2e%2e/login", "dot segments"), ("/hub/api/%2E%2E/login", "dot segments"),
     ("/hub/api/users%2fb", "encoded slashes"), ("/hub/api/..", "dot segments"),
     ("/hub/api/a\\..\\b", "dot segments"),
+    # upstream cuts a fragment off: "/hub/api/..#x" would be "/hub/api/..", the /hub/ above
+    ("/hub/api/..#x", "fragment"), ("/hub/api/.#", "fragment"), ("/hub/api/x#y", "fragment"),
+    ("/services/hubgrid/api/..#", "fragment"),
 ])
 def test_everything_else_is_refused_with_why(path, why):
     refusal = route_for(ROUTES, "GET", path, {})
@@ -152,6 +155,40 @@ async def test_an_unreachable_upstream_is_a_502_and_a_relay_is_made_once(relay, 
             assert resp.status == 502 and "upstream unreachable" in (await resp.json())["message"]
     await relays.close(path)
     assert relays.get(path) is None
+
+
+async def test_a_relay_is_not_bound_where_others_may_write(upstream, tmp_path):
+    # a directory a session (any other uid) may write could hold a planted link
+    origin, _ = upstream
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    relays = Relays()
+    with pytest.raises(OSError, match="only uid"):
+        await relays.ensure(str(shared / "hub.sock"), (Route("/hub/api/", origin),), 1000, 100)
+    assert relays.get(str(shared / "hub.sock")) is None and not os.listdir(shared)
+    if relays._client is not None:
+        await relays._client.close()
+
+
+async def test_a_relay_socket_is_given_to_the_session_without_following_a_link(tmp_path):
+    # the owner and mode are set on the inode bound, never through a link
+    # found in its place
+    from spawner.sockpin import PinError, own_socket
+    victim = tmp_path / "victim"
+    victim.write_text("root's")
+    os.chmod(victim, 0o644)
+    os.symlink(victim, tmp_path / "hub.sock")
+    with pytest.raises(PinError, match="not the socket"):
+        own_socket(str(tmp_path / "hub.sock"), 1000, 100, 0o600)
+    st = os.stat(victim)
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o644)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(tmp_path / "real.sock"))
+    own_socket(str(tmp_path / "real.sock"), 1000, 100, 0o600)
+    st = os.lstat(tmp_path / "real.sock")
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (1000, 100, 0o600)
+    s.close()
 
 
 async def test_a_stale_socket_file_is_replaced(upstream, tmp_path):
@@ -335,8 +372,13 @@ def test_a_sessions_sockets_environment_and_arguments():
     net = SessionNetwork.of("/run/hubgrid/sessions/", "ab-12", 8081)
     assert net.server_socket == "/run/hubgrid/sessions/ab-12/jupyter.sock"
     assert net.server_url == "http+unix://%2Frun%2Fhubgrid%2Fsessions%2Fab-12%2Fjupyter.sock"
-    assert (net.mount().source, net.mount().target, net.mount().read_only) == (
-        "/run/hubgrid/sessions/ab-12", "/run/hubgrid", False)
+    # the session writes its own directory; the relay's it only reads; the
+    # pin (server_socket) is in neither
+    assert [(m.source, m.target, m.read_only) for m in net.mounts()] == [
+        ("/run/hubgrid/sessions/ab-12/session", "/run/hubgrid", False),
+        ("/run/hubgrid/sessions/ab-12/relay", "/run/hubgrid-relay", True)]
+    assert [m.source for m in net.mounts(relay=False)] == ["/run/hubgrid/sessions/ab-12/session"]
+    assert net.relay_socket == "/run/hubgrid/sessions/ab-12/relay/hub.sock"
     assert net.server_args() == ["--ServerApp.sock=/run/hubgrid/jupyter.sock",
                                  "--ServerApp.sock_mode=0600"]
     env = net.environment({"JUPYTERHUB_API_URL": "http://10.0.0.1:8081/jh/hub/api",
@@ -345,7 +387,7 @@ def test_a_sessions_sockets_environment_and_arguments():
                           "http://10.0.0.1:8081/jh/hub/api",
                           "http://127.0.0.1:10101/jh/services/hubgrid/api/v1/")
     assert env == {
-        "KEEP": "1", "HUBGRID_RELAY_PORT": "8081", "HUBGRID_RELAY_SOCKET": "/run/hubgrid/hub.sock",
+        "KEEP": "1", "HUBGRID_RELAY_PORT": "8081", "HUBGRID_RELAY_SOCKET": "/run/hubgrid-relay/hub.sock",
         "HUBGRID_SERVER_SOCKET": "/run/hubgrid/jupyter.sock",
         "JUPYTERHUB_API_URL": "http://127.0.0.1:8081/jh/hub/api",
         "JUPYTERHUB_ACTIVITY_URL": "http://127.0.0.1:8081/jh/hub/api/users/a/activity",
