@@ -166,10 +166,14 @@ def test_a_session_reaches_neither_another_session_nor_any_service_of_its_node(p
     info = dock.engines[HOSTS[0]].inspect_container(cb)
     assert in_a_namespace_of_its_own(dock, info)
     # A's and B's socket directories: each mounts its own, and no other
-    mounts = {m["Destination"]: m["Source"] for m in info["Mounts"]}
-    assert mounts["/run/hubgrid"] == f"/run/hubgrid/sessions/{b['id']}"
+    mounts = {m["Destination"]: (m["Source"], m["RW"]) for m in info["Mounts"]}
+    assert mounts["/run/hubgrid"] == (f"/run/hubgrid/sessions/{b['id']}/session", True)
+    assert mounts["/run/hubgrid-relay"] == (f"/run/hubgrid/sessions/{b['id']}/relay", False)
     assert a["id"] not in json.dumps(info["Mounts"])
-    assert oct(os.stat(f"/run/hubgrid/sessions/{a['id']}").st_mode & 0o777) == "0o700"
+    # the session's directory is root's (the pin lives there); its own part is its uid's alone
+    top, own = (os.stat(f"/run/hubgrid/sessions/{a['id']}{p}") for p in ("", "/session"))
+    assert (top.st_uid, oct(top.st_mode & 0o777)) == (0, "0o755")
+    assert (own.st_uid, oct(own.st_mode & 0o777)) == (1000, "0o700")
 
 
 def test_a_sessions_apps_answer_it_through_the_proxy_and_nobody_else(pair):
@@ -201,7 +205,9 @@ def test_a_session_whose_socket_vanished_is_found_and_released(iso):
     hub = iso.hub
     a, c = start(iso, "alice", "iso-gone")
     try:
-        os.unlink(f"/run/hubgrid/sessions/{a['id']}/jupyter.sock")
+        # the session removes its server's socket (what the hub pinned stays:
+        # the session is found by its poll all the same)
+        iso.exec(HOSTS[0], c, ["rm", "/run/hubgrid/jupyter.sock"])
         assert eventually(lambda: server_of(hub, "alice", "iso-gone") is None, timeout=60), \
             "the hub still lists the session"
         [done] = allocations(hub, "alice", server="iso-gone")

@@ -40,10 +40,12 @@ def test_a_session_gets_exactly_its_limits_as_a_user_without_privileges(dock):
         assert hc["Privileged"] is False and hc["CapDrop"] == ["ALL"]
         assert hc["SecurityOpt"] == ["no-new-privileges"]
         assert dock.network_mode(url, info) == "none"  # its own, or a sandbox's it joined
-        # its one mount: its own socket directory (tests/test_docker_isolation.py)
+        # its only mounts: its own socket directory and its relay's, read-only
+        # (tests/test_docker_isolation.py)
         assert not hc.get("Binds")
-        assert [(m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]] == [
-            (f"/run/hubgrid/sessions/{a['id']}", "/run/hubgrid", True)]
+        assert sorted((m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]) == [
+            (f"/run/hubgrid/sessions/{a['id']}/relay", "/run/hubgrid-relay", False),
+            (f"/run/hubgrid/sessions/{a['id']}/session", "/run/hubgrid", True)]
         labels = info["Config"]["Labels"]
         assert {k: labels.get(k) for k in ("hubgrid.allocation", "hubgrid.user", "hubgrid.domain",
                                            "hubgrid.project")} == {
@@ -320,7 +322,8 @@ def test_vfolders_mount_with_the_users_permission_and_nothing_else(dock):
         assert dock.exec(url, c["Id"], run + ["test -d /home/jovyan/.dotfiles && echo yes"]) == "yes"
         # gina's folder is nowhere in the container
         sources = {m["Source"] for m in dock.engines[url].inspect_container(c["Id"])["Mounts"]}
-        sources.remove(f"/run/hubgrid/sessions/{a['id']}")  # its own socket directory
+        sources.remove(f"/run/hubgrid/sessions/{a['id']}/session")  # its own socket directory
+        sources.remove(f"/run/hubgrid/sessions/{a['id']}/relay")  # its relay's
         assert len(sources) == 3 and not any(ginas in s for s in sources)
         found = dock.exec(url, c["Id"], run + ["grep -rl 'gina' /home/jovyan 2>/dev/null; true"])
         assert found == ""

@@ -112,11 +112,23 @@ def test_a_replica_job_runs_hubgrid_replica_with_its_spec_and_no_hub_variable():
     assert json.loads(env["HUBGRID_REPLICA"]) == {
         "socket_dir": f"/run/hubgrid/slurm-replicas/{ALLOC}", "models": "/srv/vfolders/f1",
         "mount_point": "/models", "argv": [BRIDGE, sock, "8000", "--", "serve", "--port", "8000"]}
-    # where the gateway reaches it, kept across a restart of the hub
-    assert r.get_state()["hubgrid_server_socket"] == sock
+    # where the gateway reaches it (the pin in a directory only root writes, never
+    # the replica's own name), kept across a restart of the hub
+    pin = f"/run/hubgrid/replica-pins/{ALLOC}.sock"
+    assert r.get_state()["hubgrid_server_socket"] == pin
+    assert r.get_state()["hubgrid_replica_socket"] == sock
     again = Replica()
     again.load_state(r.get_state())
-    assert again.get_state()["hubgrid_server_socket"] == sock
+    assert (again.get_state()["hubgrid_server_socket"], again._replica_socket) == (pin, sock)
+
+
+def test_a_replica_started_before_pins_has_no_pin_and_gives_the_gateway_no_target():
+    # its state names its own socket only: the gateway would connect there
+    old = Replica()
+    old.load_state({"hubgrid_server_socket": f"/run/hubgrid/slurm-replicas/{ALLOC}/jupyter.sock"})
+    assert (old._replica_socket, old._replica_pin) == (
+        f"/run/hubgrid/slurm-replicas/{ALLOC}/jupyter.sock", "")
+    assert old.get_state()["hubgrid_server_socket"] == ""
 
 
 def test_a_server_that_takes_the_socket_is_told_its_path_on_the_node():
@@ -265,7 +277,13 @@ try:
 except OSError:
     print("host loopback: not reached")
 u = socket.socket(socket.AF_UNIX); u.bind(sys.argv[2] + "/jupyter.sock"); print("socket: made")
-' "$2" "$3"
+o = socket.socket(socket.AF_UNIX)
+try:
+    o.connect(sys.argv[3]); print("other replica: reached")
+except OSError:
+    print("other replica: not reached")
+' "$2" "$3" "$4"
+echo "beside it: $(ls "$(dirname "$3")")"
 """
 
 
@@ -274,17 +292,28 @@ def test_the_replica_sees_its_folder_read_only_and_little_else(sandbox):
     host = socket.socket()  # a listener on the host's loopback
     host.bind(("127.0.0.1", 0))
     host.listen()
+    # another replica's directory beside it, of the same uid, with its socket
+    other_dir = os.path.join(os.path.dirname(sockets), "other")
+    os.makedirs(other_dir, mode=0o700)
+    os.chown(other_dir, 1000, 100)
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(f"{other_dir}/jupyter.sock")
+    os.chown(f"{other_dir}/jupyter.sock", 1000, 100)
+    other.listen()
     try:
         done = run_replica({"socket_dir": sockets, "models": str(folder), "mount_point": "/models",
                             "argv": ["/bin/sh", "-c", PROBES, "probe", str(folder),
-                                     str(host.getsockname()[1]), sockets]})
+                                     str(host.getsockname()[1]), sockets,
+                                     f"{other_dir}/jupyter.sock"]})
     finally:
         host.close()
+        other.close()
     assert done.returncode == 0, done.stderr
     out = done.stdout.splitlines()
     assert out == ["models: read-only", "models: []", "folder's own path: hidden",
                    "root: read-only", "tmp: tmp home=/tmp", "uid: 1000 caps: 0000000000000000",
-                   "host loopback: not reached", "socket: made"], done.stdout + done.stderr
+                   "host loopback: not reached", "socket: made", "other replica: not reached",
+                   f"beside it: {os.path.basename(sockets)}"], done.stdout + done.stderr
     made = os.stat(f"{sockets}/jupyter.sock")  # where the hub and the gateway connect
     assert stat.S_ISSOCK(made.st_mode) and made.st_uid == 1000
     assert stat.S_IMODE(os.stat(sockets).st_mode) == 0o700
@@ -337,10 +366,12 @@ def test_a_job_of_a_users_own_account_gets_the_same_in_a_user_namespace(sandbox,
     and the replica holds no capability there either."""
     folder, sockets = sandbox
     nobody = 65534
-    if subprocess.run(["setpriv", "--reuid", str(nobody), "--regid", str(nobody),
-                       "--clear-groups", "unshare", "--user", "--map-root-user", "true"],
-                      capture_output=True).returncode != 0:
-        pytest.skip("this kernel allows no user namespaces to other users")
+    # a kernel without them fails in CI (hub_fixtures.require), never passes by skipping
+    require("user namespaces for other users",
+            subprocess.run(["setpriv", "--reuid", str(nobody), "--regid", str(nobody),
+                            "--clear-groups", "unshare", "--user", "--map-root-user", "true"],
+                           capture_output=True).returncode == 0,
+            "a kernel with unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)")
     root = os.path.dirname(sockets)
     os.makedirs(root, exist_ok=True)
     os.chmod(root, 0o1777)  # each user makes their replica's directory there
