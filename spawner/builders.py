@@ -54,8 +54,6 @@ class SessionSpec:
     env: tuple[tuple[str, str], ...] = field(default=())
     #: the node's MPS directories and the image's HAMi-core library
     enforcement: NodeEnforcement = NodeEnforcement()
-    #: the IPC namespace of an MPS client: the daemon's (host, or container:<id>)
-    mps_ipc_mode: str = "host"
 
 
 def labels(spec: SessionSpec) -> dict[str, str]:
@@ -74,18 +72,21 @@ def uses_mps(spec: SessionSpec) -> bool:
 
 def host_config(spec: SessionSpec) -> dict:
     """Docker HostConfig: the allocation's limits, no privileges, only the
-    allowed mounts. An MPS client also gets the node's MPS pipe directory
-    (read-write: clients talk to the daemon through it) and the IPC namespace
-    the daemon runs in (``mps_ipc_mode``: the host's, or ``container:<id>``
-    of a daemon in a container): without them CUDA in the container does not
-    reach the MPS server."""
+    allowed mounts, and an IPC namespace of its own.
+
+    ``IpcMode: private`` gives every session, MPS clients included, its own
+    System V IPC, POSIX message queues and /dev/shm, whatever the engine's
+    ``default-ipc-mode``; no other container can join it. Sessions all run
+    as the same uid, so a shared /dev/shm would let each read the others'
+    shared memory. An MPS client gets one thing of the node's more: the MPS
+    pipe directory (read-write: the client connects to the control daemon
+    and the server through the sockets and pipes in it). docs/gpus.md says
+    what this leaves shared and what it requires of the node."""
     mounts = [{"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only}
               for m in spec.mounts]
-    extra = {}
     if uses_mps(spec):
         pipe = spec.enforcement.mps_pipe_directory
         mounts.append({"Type": "bind", "Source": pipe, "Target": pipe, "ReadOnly": False})
-        extra["IpcMode"] = spec.mps_ipc_mode
     return {
         "NanoCpus": int(spec.cpu * 10**9),
         "Memory": spec.mem,
@@ -96,7 +97,7 @@ def host_config(spec: SessionSpec) -> dict:
         "SecurityOpt": ["no-new-privileges"],
         "DeviceRequests": device_requests(spec.gpus) if spec.attach_gpus else [],
         "Mounts": mounts,
-        **extra,
+        "IpcMode": "private",
     }
 
 

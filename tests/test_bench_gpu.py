@@ -1,16 +1,24 @@
 """python -m bench.gpu: on a machine without an NVIDIA GPU it says so and
 exits 0 (this machine); its sessions' orchestration (the project's
-discovery and builders, barriers, the report) runs against the fake torch
-of tests/fixtures/fake_gpu, which enforces a per-process fraction the way
-PyTorch does. The real figures come from a real GPU (docs/gpus.md)."""
+discovery and builders, the hook on the sessions' path, barriers, the
+report) runs against the fake torch of tests/fixtures/fake_gpu, which
+records what it is asked and holds no cap. So these tests check the bench's
+own part: each session gets its mode's environment and the hook, the hook
+asks torch for the share, and the report states what each session really
+allocated against its cap. Whether PyTorch then holds the cap is what the
+bench measures on a real GPU (docs/gpus.md)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 from argparse import Namespace
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "fixtures" / "fake_gpu"
@@ -36,31 +44,72 @@ def test_it_imports_nothing_beyond_the_stdlib_torch_and_pynvml():
     assert out.returncode == 0, out.stderr
 
 
-def test_two_half_sessions_are_held_to_their_caps_with_the_fake_torch(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("PYTHONPATH", str(FAKES))
-    monkeypatch.setenv("FAKE_GPU_MEMORY", str(8 * GiB))
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvidia-cuda-mps-control
-    from bench.gpu.__main__ import report, run_all
+@pytest.fixture(scope="module")
+def fake_run(tmp_path_factory):
+    """run_all's modes on a fake 8 GiB device, the report it prints, and
+    what the fake torch of each session process was asked."""
+    record = tmp_path_factory.mktemp("bench") / "record.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", str(FAKES))
+        mp.setenv("FAKE_GPU_MEMORY", str(8 * GiB))
+        mp.setenv("FAKE_GPU_RECORD", str(record))
+        mp.setenv("PATH", "/usr/bin:/bin")  # no nvidia-cuda-mps-control
+        from bench.gpu.__main__ import report, run_all
 
-    dev = {"index": 0, "uuid": "GPU-1234", "model": "Fake", "memory": 8 * GiB}
-    modes = run_all(dev, Namespace(seconds=0.2, hami_library=""))
-    whole = modes["none"]["sessions"][0]
-    assert whole["devices"][0]["uuid"] == "GPU-00000000-0000-0000-0000-000000000000"
-    assert whole["memory"]["allocated"] == 8 * GiB
-    assert whole["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
-    assert whole["throughput"]["iterations"] > 0
+        dev = {"index": 0, "uuid": "GPU-1234", "model": "Fake", "memory": 8 * GiB}
+        modes = run_all(dev, Namespace(seconds=0.2, hami_library=""))
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            report(modes)
+    asked: dict[int, list[dict]] = {}
+    for line in record.read_text().splitlines():
+        event = json.loads(line)
+        asked.setdefault(event.pop("pid"), []).append(event)
+    return modes, printed.getvalue(), asked
+
+
+def caps_before_first_allocation(events: list[dict]) -> list[tuple]:
+    first = next(i for i, e in enumerate(events) if e["event"] == "alloc")
+    return [(e["fraction"], e["device"]) for e in events[:first]
+            if e["event"] == "set_per_process_memory_fraction"]
+
+
+def test_framework_sessions_carry_the_hook_which_asks_torch_for_their_share(fake_run):
+    modes, _, asked = fake_run
     shared = modes["framework"]
     assert shared["cap"] == 4 * GiB
+    assert len(shared["sessions"]) == 2
     for s in shared["sessions"]:
+        assert "error" not in s, s
         assert s["hook_installed"] is True
-        assert s["memory"]["allocated"] == 4 * GiB  # held by the hook's fraction
         assert s["env"]["HUBGRID_GPU_MEMORY_FRACTION"] == "0.5"
+        assert s["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
+        assert caps_before_first_allocation(asked[s["pid"]]) == [(0.5, 0)]
+
+
+def test_the_whole_device_session_gets_no_cap(fake_run):
+    modes, _, asked = fake_run
+    [whole] = modes["none"]["sessions"]
+    assert whole["devices"][0]["uuid"] == "GPU-00000000-0000-0000-0000-000000000000"
+    assert whole["env"]["CUDA_VISIBLE_DEVICES"] == "GPU-1234"
+    assert "HUBGRID_GPU_MEMORY_FRACTION" not in whole["env"]
+    assert caps_before_first_allocation(asked[whole["pid"]]) == []
+    assert whole["memory"]["allocated"] == 8 * GiB
+    assert whole["throughput"]["iterations"] > 0
+
+
+def test_the_report_states_what_was_allocated_not_what_the_cap_promised(fake_run):
+    """The fake torch holds no cap, so each 0.5 session allocated the whole
+    fake device: the bench must say so, as it would of a framework (or a
+    hook) that failed to hold the share on a real GPU."""
+    modes, printed, _ = fake_run
+    for s in modes["framework"]["sessions"]:
+        assert s["memory"]["allocated"] == 8 * GiB
+    assert printed.count("allocated 8.00 GiB against a cap of 4.00 GiB (200.0%, OVER THE CAP)") == 2
+    assert "allocated 8.00 GiB against a cap of 8.00 GiB (100.0%, within the cap)" in printed
     assert modes["mps"] == {"unavailable": "nvidia-cuda-mps-control not found on PATH"}
-    assert "unavailable" in modes["hami"]
-    report(modes)
-    printed = capsys.readouterr().out
     assert "mps: not available (nvidia-cuda-mps-control not found on PATH)" in printed
-    assert "allocated 4.00 GiB against a cap of 4.00 GiB (100.0%, within the cap)" in printed
+    assert "unavailable" in modes["hami"]
 
 
 def test_a_session_that_dies_does_not_hold_up_its_sibling(tmp_path, monkeypatch):

@@ -173,28 +173,47 @@ def test_container_config_carries_limits_labels_and_no_privileges():
             "SecurityOpt": ["no-new-privileges"],
             "DeviceRequests": [{"Driver": "nvidia", "DeviceIDs": ["GPU-0"],
                                 "Capabilities": [["gpu"]]}],
-            # the MPS client's way to the node's daemon: its pipes and IPC
+            # the MPS client's way to the node's daemon: its pipe directory
             "Mounts": [{"Type": "bind", "Source": "/srv/vf/alice/data",
                         "Target": "/home/jovyan/data", "ReadOnly": True},
                        {"Type": "bind", "Source": "/tmp/nvidia-mps",
                         "Target": "/tmp/nvidia-mps", "ReadOnly": False}],
-            "IpcMode": "host",
+            # its own IPC namespace and /dev/shm, MPS client or not
+            "IpcMode": "private",
         },
     }
 
 
-def test_only_mps_clients_get_the_daemons_pipes_and_ipc():
+def test_only_mps_clients_get_the_daemons_pipes():
     for mode in ("framework", "hami"):
         cfg = container_config(spec(gpus=(GPU(0, D("0.5"), A100 // 2),), gpu_mode=mode))
-        assert cfg["HostConfig"]["Mounts"] == [] and "IpcMode" not in cfg["HostConfig"]
+        assert cfg["HostConfig"]["Mounts"] == []
     none = container_config(spec(gpu_mode="mps"))
-    assert none["HostConfig"]["Mounts"] == [] and "IpcMode" not in none["HostConfig"]
-    daemon = container_config(spec(gpus=(GPU(0, D(1), A100),), gpu_mode="mps",
-                                   enforcement=NodeEnforcement(mps_pipe_directory="/run/mps"),
-                                   mps_ipc_mode="container:mps-daemon"))
-    assert daemon["HostConfig"]["Mounts"] == [{"Type": "bind", "Source": "/run/mps",
+    assert none["HostConfig"]["Mounts"] == []
+    client = container_config(spec(gpus=(GPU(0, D(1), A100),), gpu_mode="mps",
+                                   enforcement=NodeEnforcement(mps_pipe_directory="/run/mps")))
+    assert client["HostConfig"]["Mounts"] == [{"Type": "bind", "Source": "/run/mps",
                                                "Target": "/run/mps", "ReadOnly": False}]
-    assert daemon["HostConfig"]["IpcMode"] == "container:mps-daemon"
+
+
+@pytest.mark.parametrize("mode", ["mps", "framework", "hami"])
+@pytest.mark.parametrize("gpus", [(), (GPU(0, D("0.5"), A100 // 2, "GPU-0"),), (GPU(0, D(1), A100),)])
+def test_every_session_has_its_own_ipc_namespace_and_dev_shm(mode, gpus):
+    """MPS clients included: only the pipe directory of the MPS daemon is
+    shared, never the host's or another container's IPC namespace (where
+    sessions, all of one uid, would read each other's shared memory)."""
+    host = container_config(spec(gpus=gpus, gpu_mode=mode))["HostConfig"]
+    assert host["IpcMode"] == "private"
+    assert not any(m["Target"].startswith("/dev") for m in host["Mounts"])
+
+
+def test_no_setting_can_share_ipc_among_sessions():
+    import dataclasses
+
+    from spawner.docker import HubgridDockerSpawner
+
+    assert "mps_ipc_mode" not in HubgridDockerSpawner.class_trait_names()
+    assert not [f.name for f in dataclasses.fields(SessionSpec) if "ipc" in f.name]
 
 
 def test_the_allocation_environment_cannot_be_overridden_by_extra_env():

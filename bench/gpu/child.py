@@ -144,13 +144,27 @@ def run_jax(task: dict, out: dict) -> dict:
     return out
 
 
+def use_hook(hook_dir: str) -> bool:
+    """Run the start-up hook of ``hook_dir`` (this checkout's) the way a
+    session image's site-packages runs it. A copy installed in this Python
+    (``python -m spawner.gpuhook install``) ran already at start-up: it is
+    taken out first, so that what is measured is this checkout's hook.
+    True when that hook, and no other, is in place."""
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "CapFinder"]
+    sys.modules.pop("hubgrid_gpu_hook", None)
+    sys.path.insert(0, hook_dir)  # its .pth imports the hook from here, not a copy
+    site.addsitedir(hook_dir)
+    hook = sys.modules.get("hubgrid_gpu_hook")
+    ours = hook is not None and Path(hook.__file__).resolve().parent == Path(hook_dir).resolve()
+    return ours and any(isinstance(f, hook.CapFinder) for f in sys.meta_path)
+
+
 def run(task: dict) -> dict:
     out: dict = {"name": task.get("name", ""), "pid": os.getpid(),
                  "env": {k: v for k, v in os.environ.items()
                          if k.startswith(("CUDA_", "NVIDIA_", "HUBGRID_GPU", "XLA_", "LD_PRELOAD"))}}
     if task.get("hook_dir"):
-        site.addsitedir(task["hook_dir"])
-        out["hook_installed"] = any(type(f).__name__ == "CapFinder" for f in sys.meta_path)
+        out["hook_installed"] = use_hook(task["hook_dir"])
     if task.get("framework") == "jax":
         return run_jax(task, out)
     import torch
