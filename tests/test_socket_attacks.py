@@ -128,7 +128,7 @@ def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
     dock, hub = serving.dock, serving.hub
     e = _ok(hub.call("POST", "endpoints", "bob", json={
         "name": "swap", "project": "ml", "resource_group": "serve", "image": INFERENCE,
-        "model_folder": serving.echo, "slots": {"cpu": "0.25", "mem": "256M"},
+        "model_folder": serving.echo, "slots": {"cpu": "0.5", "mem": "512M"},
         "replicas": 1}), 201)
     try:
         token = _ok(hub.call("POST", f"endpoints/{e['id']}/tokens", "bob",
