@@ -6,9 +6,15 @@ service's API), ``HUBGRID_INTERNAL_TOKEN``, ``HUBGRID_GATEWAY_RUN_DIR``
 (haproxy's configuration and sockets; default ./gateway-run),
 ``HUBGRID_GATEWAY_SYNC_INTERVAL`` (seconds, default 2),
 ``HUBGRID_GATEWAY_COLD_START_TIMEOUT`` (how long a call waits for a replica
-of an endpoint that is starting or woken from zero; seconds, default 180). It exits when the
-hub that started it is gone (``HUBGRID_GATEWAY_EXIT_WITH_PARENT=0``: not),
-and haproxy with it.
+of an endpoint that is starting or woken from zero; seconds, default 180),
+``HUBGRID_GATEWAY_TABLE_MAX_AGE`` (seconds, default 30: how long the
+endpoints and tokens last read from the service are trusted while it cannot
+be reached; past that every call is refused with 503 until a sync succeeds,
+so a token revoked meanwhile stops working within this bound; keep it a few
+sync intervals long, or a slow sync refuses calls), ``HUBGRID_GATEWAY_USER_TTL``
+(seconds, default 10: how long the answer about a hub token is kept;
+gateway/usercred.py). It exits when the hub that started it is gone
+(``HUBGRID_GATEWAY_EXIT_WITH_PARENT=0``: not), and haproxy with it.
 """
 
 from __future__ import annotations
@@ -20,10 +26,22 @@ import signal
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .app import State, make_app
+from .app import TABLE_MAX_AGE, State, make_app
 from .balancer import Balancer
 from .coldstart import Hold
 from .sync import Sync
+
+
+def seconds(name: str, default: float) -> float:
+    """A setting in seconds from the environment: a number above 0."""
+    text = os.environ.get(name, "")
+    try:
+        value = float(text) if text.strip() else default
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise SystemExit(f"gateway: {name} must be a number of seconds above 0, not {text!r}")
+    return value
 
 
 async def main() -> None:
@@ -33,9 +51,13 @@ async def main() -> None:
     url = urlparse(os.environ.get("JUPYTERHUB_SERVICE_URL", "http://127.0.0.1:10102"))
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/hubgrid-gateway/")
     balancer = Balancer(Path(os.environ.get("HUBGRID_GATEWAY_RUN_DIR", "gateway-run")).resolve())
-    state = State(balancer.socket_of)
+    state = State(balancer.socket_of,
+                  max_age=seconds("HUBGRID_GATEWAY_TABLE_MAX_AGE", TABLE_MAX_AGE))
     sync = Sync(os.environ["HUBGRID_API_URL"], os.environ["HUBGRID_INTERNAL_TOKEN"], balancer,
-                state, float(os.environ.get("HUBGRID_GATEWAY_SYNC_INTERVAL", "2")))
+                state, seconds("HUBGRID_GATEWAY_SYNC_INTERVAL", 2))
+    if state.max_age < 2 * sync.interval:
+        logging.warning("HUBGRID_GATEWAY_TABLE_MAX_AGE (%g s) is under two sync intervals "
+                        "(%g s): one slow sync refuses every call", state.max_age, sync.interval)
     state.hold = Hold(lambda: state.table, lambda: state.changed, sync.ask_wake, sync.nudge,
                       float(os.environ.get("HUBGRID_GATEWAY_COLD_START_TIMEOUT", "180")))
     server = make_app(prefix, state).listen(url.port or 80, url.hostname or "127.0.0.1",

@@ -3,14 +3,22 @@
 A caller presents an endpoint token (``Authorization: Bearer <secret>``,
 or ``api-key``/``x-api-key`` as some OpenAI tools send it). A token opens
 its own endpoint; a public endpoint is open to every caller, with any token
-or none (OpenAI clients always send one). Refusals say why: 401 when no
-valid token was presented (none, unknown, revoked or expired), 403 when a
-valid token is presented for another endpoint.
+or none (OpenAI clients always send one: ``api_key="EMPTY"`` and the like).
+Refusals say why: 401 when no valid token was presented (none, unknown,
+revoked or expired), 404 when a valid token of another endpoint is
+presented (the same answer as for an id that does not exist: a caller
+learns of no endpoint it may not call).
 
 A Lab user presents their own hub token instead (``usercred``): the
 service says which endpoints that user may use (``users``, their ids; None
-when no hub token was presented); those open as a token opens its own, and
-any other answers 404 (the service hides what a user may not see).
+when no hub token was presented, ``refused`` when the hub token was not
+taken); those open as a token opens its own, and any other answers 404
+(the service hides what a user may not see).
+
+An endpoint ``disabled`` by the service (its domain, project or creator
+is deactivated) takes no call: it is public no more, and a credential
+that would open it gets 403 saying why. Its own URL passes on only the
+HTTP methods it declares (``allow_method``: 405 otherwise).
 
 The OpenAI gateway names each endpoint the caller may use by a model id:
 its name, or ``project/name`` where two usable endpoints share a name
@@ -30,6 +38,7 @@ from .table import Endpoint, Table
 class Refusal(Exception):
     status: int
     message: str
+    code: str | None = None  # OpenAI's ``error.code``, where one says more than the status
 
 
 def bearer(headers: dict[str, str]) -> str | None:
@@ -44,6 +53,10 @@ def bearer(headers: dict[str, str]) -> str | None:
     return None
 
 
+#: what every endpoint token starts with (quota_service/serving/tokens.py)
+ENDPOINT_TOKEN_PREFIX = "hge_"
+
+
 def token_endpoint(table: Table, secret: str | None, now: dt.datetime) -> str | None:
     """The endpoint a presented secret opens; None when no secret was given.
     Refusal(401) for an unknown, revoked or expired one."""
@@ -51,45 +64,68 @@ def token_endpoint(table: Table, secret: str | None, now: dt.datetime) -> str | 
         return None
     t = table.tokens.get(hashlib.sha256(secret.encode()).hexdigest())
     if t is None:
-        raise Refusal(401, "invalid token: unknown or revoked")
+        if secret.startswith(ENDPOINT_TOKEN_PREFIX):
+            raise Refusal(401, "invalid token: unknown or revoked")
+        raise Refusal(401, "invalid token: neither an endpoint token (hge_...) nor a hub "
+                      "token")
     if t.expires_at <= now:
         raise Refusal(401, "invalid token: expired")
     return t.endpoint_id
 
 
+def enabled(e: Endpoint) -> Endpoint:
+    """``e``, unless the service disabled it (Refusal 403 with why)."""
+    if e.disabled:
+        raise Refusal(403, f"endpoint {e.name!r} takes no calls: {e.disabled}",
+                      "endpoint_disabled")
+    return e
+
+
 def may_call(table: Table, endpoint_id: str, secret: str | None, now: dt.datetime,
-             users: frozenset[str] | None = None) -> Endpoint:
-    """The endpoint, if this caller may call it; Refusal otherwise (404 for
-    an endpoint that does not exist, after the token is judged)."""
+             users: frozenset[str] | None = None, refused: Refusal | None = None) -> Endpoint:
+    """The endpoint, if this caller may call it; Refusal otherwise: 401
+    without a valid credential, 404 for an endpoint that does not exist or
+    that the caller's credential does not open (never 403: that would tell
+    a stranger that the id exists), 403 for a disabled endpoint that the
+    credential opens. ``refused``: why a presented hub token was not taken."""
     e = table.endpoints.get(endpoint_id)
-    if e is not None and e.public:
+    if e is not None and e.public and not e.disabled:
         return e
     if users is not None:
         if e is None or endpoint_id not in users:
             raise Refusal(404, "no such endpoint you may use")
-        return e
+        return enabled(e)
+    if refused is not None:
+        raise refused
     opened = token_endpoint(table, secret, now)
     if opened is None:
         raise Refusal(401, "this endpoint needs a token: Authorization: Bearer <token>")
-    if e is None:
-        raise Refusal(404, "no such endpoint")
-    if opened != endpoint_id:
-        raise Refusal(403, "this token is for another endpoint")
-    return e
+    if e is None or opened != endpoint_id:
+        raise Refusal(404, "no such endpoint you may use")
+    return enabled(e)
+
+
+def allow_method(e: Endpoint, method: str) -> None:
+    """Refusal(405) for a method the endpoint's own URL does not pass on."""
+    if method.upper() not in e.methods:
+        raise Refusal(405, f"endpoint {e.name!r} does not take {method.upper()[:16]} calls; "
+                      f"it takes {', '.join(sorted(e.methods))}", "method_not_allowed")
 
 
 def usable(table: Table, secret: str | None, now: dt.datetime,
-           users: frozenset[str] | None = None) -> tuple[dict[str, Endpoint], Refusal | None]:
+           users: frozenset[str] | None = None,
+           refused: Refusal | None = None) -> tuple[dict[str, Endpoint], Refusal | None]:
     """Model id -> endpoint, for every endpoint this caller may call, and
-    why a presented token opened nothing (public endpoints stay usable)."""
-    opened, refused = None, None
-    try:
-        opened = token_endpoint(table, secret, now)
-    except Refusal as r:
-        refused = r
+    why a presented credential opened nothing (public endpoints stay usable)."""
+    opened = None
+    if refused is None:
+        try:
+            opened = token_endpoint(table, secret, now)
+        except Refusal as r:
+            refused = r
     users = users or frozenset()
-    chosen = [e for e in table.endpoints.values()
-              if e.public or e.id == opened or e.id in users]
+    chosen = [e for e in table.endpoints.values() if not e.disabled
+              and (e.public or e.id == opened or e.id in users)]
     out: dict[str, Endpoint] = {}
     for e in sorted(chosen, key=lambda e: (e.domain, e.project, e.name)):
         out[model_id(e, chosen)] = e
@@ -97,11 +133,11 @@ def usable(table: Table, secret: str | None, now: dt.datetime,
 
 
 def choose(table: Table, model: str, secret: str | None, now: dt.datetime,
-           users: frozenset[str] | None = None) -> Endpoint:
+           users: frozenset[str] | None = None, refused: Refusal | None = None) -> Endpoint:
     """The endpoint a call naming ``model`` goes to; Refusal when none: the
-    token's own refusal (401) first, then 401 for a caller with no token,
+    credential's own refusal (401) first, then 401 for a caller with no token,
     404 for a model the caller's token (or hub token) does not open."""
-    models, refused = usable(table, secret, now, users)
+    models, refused = usable(table, secret, now, users, refused)
     e = models.get(model)
     if e is not None:
         return e

@@ -2,8 +2,9 @@
 
 Under the hub's proxy at ``/services/hubgrid-gateway/``:
 
-- ``e/<endpoint id>/<path>``: an endpoint's stable URL; any method, the
-  path and body passed as they are to a healthy replica;
+- ``e/<endpoint id>/<path>``: an endpoint's stable URL; the path and body
+  passed as they are to a healthy replica, for the methods the endpoint
+  declares (GET and POST unless its definition says otherwise; 405 else);
 - ``v1/models``, ``v1/chat/completions``, ``v1/completions``,
   ``v1/embeddings``: one OpenAI-compatible API over every endpoint the
   caller may use, routed by ``model`` (``access.usable``); the body's
@@ -13,6 +14,12 @@ Under the hub's proxy at ``/services/hubgrid-gateway/``:
 Answers stream through as the replica writes them (server-sent events of a
 streamed chat included). Errors are OpenAI's shape. Every call is counted
 per endpoint and outcome (``Counts``), for the service's metrics.
+
+The table (endpoints, tokens' hashes, who is public) is trusted for
+``max_age`` seconds after it was last read from the service: past that,
+every call is refused (503, ``table_stale``) until a sync succeeds again,
+so a token revoked while the service cannot be reached stops working
+within that bound (fail closed).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import datetime as dt
 import json
 import time
 from collections import Counter
+from typing import Callable
 
 import httpx
 from tornado import web
@@ -38,6 +46,8 @@ DROP_REQUEST = {"host", "connection", "keep-alive", "transfer-encoding", "te", "
 DROP_RESPONSE = {"connection", "keep-alive", "transfer-encoding", "content-length", "server",
                  "x-hubgrid-no-replica"}
 OPENAI_ROUTES = ("chat/completions", "completions", "embeddings")
+#: seconds a table read from the service is trusted without a newer one
+TABLE_MAX_AGE = 30.0
 
 
 class Counts:
@@ -89,8 +99,12 @@ async def send(client: httpx.AsyncClient, req: httpx.Request, tries: int = 3) ->
 class State:
     """What the handlers share: the table, the balancer's sockets, clients."""
 
-    def __init__(self, socket_of, hold: Hold | None = None):
+    def __init__(self, socket_of, hold: Hold | None = None, max_age: float = TABLE_MAX_AGE,
+                 clock: Callable[[], float] = time.monotonic):
         self.table: Table = EMPTY
+        self.table_at: float | None = None  # ``clock()`` when the table was last read
+        self.max_age = max_age
+        self.clock = clock
         self.socket_of = socket_of
         self.counts = Counts()
         self.clients: dict[str, httpx.AsyncClient] = {}
@@ -103,6 +117,20 @@ class State:
     async def _no_wake(endpoint_id: str) -> None:
         raise Unavailable("the endpoint is scaled to zero", "scaled_to_zero")
 
+    def trusted(self) -> Table:
+        """The table, while it is recent enough to go by; Refusal(503) when
+        the service has not given one for ``max_age`` seconds (or ever)."""
+        if self.table_at is None:
+            raise Refusal(503, "the gateway has not read its endpoints from the service yet; "
+                          "try again shortly", "table_stale")
+        age = self.clock() - self.table_at
+        if age > self.max_age:
+            raise Refusal(503, f"the gateway cannot reach the service: its endpoints and "
+                          f"tokens were last read {age:.0f} s ago, more than the "
+                          f"{self.max_age:g} s they are trusted; try again shortly",
+                          "table_stale")
+        return self.table
+
     def client(self, endpoint_id: str) -> httpx.AsyncClient:
         c = self.clients.get(endpoint_id)
         if c is None:
@@ -113,7 +141,7 @@ class State:
         return c
 
     async def set_table(self, table: Table) -> None:
-        self.table = table
+        self.table, self.table_at = table, self.clock()
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
         for gone in set(self.clients) - set(table.endpoints):
@@ -134,26 +162,41 @@ class Base(web.RequestHandler):
         self.finish(json.dumps({"error": {"message": message, "type": kind, "param": None,
                                           "code": code}}))
 
-    def bearer(self) -> tuple[str | None, bool]:
-        """The secret presented, and whether it is the user's own hub token
-        given as the Bearer (usercred.py) rather than an endpoint token."""
-        secret = access.bearer({k.lower(): v for k, v in self.request.headers.items()})
-        return secret, bool(secret and self.state.users is not None and usercred.hub_bearer(
-            secret, self.state.table.tokens))
+    def refuse(self, r: Refusal, code: str | None = None) -> None:
+        kind = {401: "authentication_error", 403: "permission_error",
+                503: "unavailable"}.get(r.status, "invalid_request_error")
+        self.error(r.status, r.message, kind, r.code or code)
 
-    def secret(self) -> str | None:
-        secret, hub = self.bearer()
-        return None if hub else secret
+    def credentials(self, table: Table) -> tuple[str | None, str | None]:
+        """(endpoint secret, hub token) presented, each None when absent. A
+        Bearer is a hub token only where it could be one (usercred.hub_bearer)
+        and this gateway takes hub tokens; else it is judged as an endpoint
+        token, never sent anywhere."""
+        headers = self.request.headers
+        secret = access.bearer({k.lower(): v for k, v in headers.items()})
+        token = usercred.hub_token(headers)
+        if token is not None:
+            return secret, token
+        if secret and self.state.users is not None and usercred.hub_bearer(secret,
+                                                                           table.tokens):
+            return None, secret
+        return secret, None
 
     def now(self) -> dt.datetime:
         return dt.datetime.now(dt.timezone.utc)
 
-    async def users(self) -> frozenset[str] | None:
-        """What a presented hub token opens (usercred.py); None without one."""
-        secret, hub = self.bearer()
-        if hub:
-            return await self.state.users.endpoints(secret)
-        return await usercred.opened(self.state.users, self.request.headers)
+    async def users(self, token: str | None) -> tuple[frozenset[str] | None, Refusal | None]:
+        """What a presented hub token opens (usercred.py), or why it opens
+        nothing; (None, None) without one."""
+        if token is None:
+            return None, None
+        if self.state.users is None:
+            return None, Refusal(401, "this gateway does not take hub tokens (it has no "
+                                 "service to ask)")
+        try:
+            return await self.state.users.endpoints(token), None
+        except Refusal as r:
+            return None, r
 
     async def call(self, e: Endpoint, path: str, body: bytes | dict) -> None:
         """Forward to ``e``, held while it has no replica ready (coldstart.py).
@@ -229,16 +272,22 @@ class Base(web.RequestHandler):
 
 
 class EndpointHandler(Base):
-    """``e/<id>/<path>``: the endpoint's own API, as its replicas serve it."""
+    """``e/<id>/<path>``: the endpoint's own API, as its replicas serve it,
+    for the methods it declares."""
 
     async def _any(self, endpoint_id: str, path: str | None):
         try:
-            e = access.may_call(self.state.table, endpoint_id, self.secret(), self.now(),
-                                await self.users())
+            table = self.state.trusted()
+            secret, token = self.credentials(table)
+            e = table.endpoints.get(endpoint_id)
+            users, refused = (None, None) if e is not None and e.public and not e.disabled \
+                else await self.users(token)  # a public endpoint asks nobody
+            e = access.may_call(table, endpoint_id, secret, self.now(), users, refused)
+            access.allow_method(e, self.request.method)
         except Refusal as r:
-            return self.error(r.status, r.message, "authentication_error" if r.status == 401
-                              else "permission_error" if r.status == 403 else
-                              "invalid_request_error")
+            if r.status == 405:
+                self.set_header("Allow", ", ".join(sorted(table.endpoints[endpoint_id].methods)))
+            return self.refuse(r)
         await self.call(e, path or "/", self.request.body)
 
     get = post = put = patch = delete = head = options = _any
@@ -247,12 +296,14 @@ class EndpointHandler(Base):
 class ModelsHandler(Base):
     async def get(self):
         try:
-            users = await self.users()
+            table = self.state.trusted()
         except Refusal as r:
-            return self.error(r.status, r.message, "authentication_error")
-        models, refused = access.usable(self.state.table, self.secret(), self.now(), users)
+            return self.refuse(r)
+        secret, token = self.credentials(table)
+        users, refused = await self.users(token)
+        models, refused = access.usable(table, secret, self.now(), users, refused)
         if refused is not None and not models:
-            return self.error(refused.status, refused.message, "authentication_error")
+            return self.refuse(refused)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"object": "list", "data": [
             {"id": mid, "object": "model", "created": 0, "owned_by": e.project}
@@ -271,12 +322,12 @@ class OpenAIHandler(Base):
             return self.error(400, "say which model: {\"model\": \"<name>\", ...}; "
                               "GET v1/models lists them")
         try:
-            e = access.choose(self.state.table, body["model"], self.secret(), self.now(),
-                              await self.users())
+            table = self.state.trusted()
+            secret, token = self.credentials(table)
+            users, refused = await self.users(token)
+            e = access.choose(table, body["model"], secret, self.now(), users, refused)
         except Refusal as r:
-            return self.error(r.status, r.message, "authentication_error" if r.status == 401
-                              else "invalid_request_error",
-                              "model_not_found" if r.status == 404 else None)
+            return self.refuse(r, "model_not_found" if r.status == 404 else None)
         await self.call(e, "/v1/" + route, body)
 
 

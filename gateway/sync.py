@@ -5,7 +5,10 @@ service (``GET serving/routes``), has the balancer serve it, then the
 handlers; and reports back what it saw (``POST serving/report``): each
 replica's health as haproxy's probes judge it, and the calls counted per
 endpoint since the last report. A service that cannot be reached leaves
-the last table in force (calls keep flowing to the replicas known).
+the last table in force for a while (calls keep flowing to the replicas
+known), for ``State.max_age`` seconds after it was read at most: past that
+the handlers refuse every call until a sync succeeds again, since a token
+revoked or an endpoint deactivated meanwhile would still be honoured.
 
 While calls are held for a cold start (gateway/coldstart.py) it syncs every
 half second, and at once after asking the service to wake an endpoint
@@ -84,7 +87,7 @@ class Sync:
         while True:
             try:
                 await self.once()
-            except Exception as e:  # noqa: BLE001 - keep serving the last table
+            except Exception as e:  # noqa: BLE001 - the last table, while trusted (app.State)
                 log.warning("gateway: cannot sync with the service: %s", e)
             try:
                 pace = min(self.interval, 0.5) if self.state.hold.waiting else self.interval

@@ -3,6 +3,8 @@
 The service's ``GET serving/routes`` (internal token) answers::
 
     {"endpoints": [{"id", "name", "domain", "project", "public",
+                    "disabled",           # why no call may reach it, or ""
+                    "methods": ["GET", "POST"],   # what e/<id>/ passes on
                     "state", "state_reason", "replicas_wanted", "wake",
                     "models": ["served model name", ...],
                     "health": {"path", "interval", "max_retries", "expected_status"},
@@ -10,7 +12,10 @@ The service's ``GET serving/routes`` (internal token) answers::
                     "tokens": [{"id", "sha256", "expires_at"}]}]}
 
 Tokens are listed while active only (a revoked one is gone); ``sha256`` is
-the hex digest of the secret, as the service stores it.
+the hex digest of the secret, as the service stores it. ``disabled`` says
+why an endpoint takes no call at all (its domain, project or creator is
+deactivated); ``methods`` are the HTTP methods its own URL passes on
+(``GET`` and ``POST`` where the service says nothing).
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ import datetime as dt
 from dataclasses import dataclass
 
 from .haproxycfg import Health, Replica, Route
+
+
+#: what an endpoint's own URL passes on when its definition declares nothing
+DEFAULT_METHODS = frozenset({"GET", "POST"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class Endpoint:
     state_reason: str = ""
     wanted: int = 1  # the replicas it asks for
     wake: bool = False  # a call may start it from zero (gateway/coldstart.py)
+    disabled: str = ""  # why it takes no call (a deactivated domain, project or creator)
+    methods: frozenset[str] = DEFAULT_METHODS  # what ``e/<id>/`` passes on
 
 
 @dataclass(frozen=True)
@@ -77,7 +88,10 @@ def read(doc: dict) -> Table:
             project=str(e["project"]), public=bool(e.get("public")),
             models=tuple(str(m) for m in e.get("models") or ()), route=route,
             state=str(e.get("state") or "running"), state_reason=str(e.get("state_reason") or ""),
-            wanted=int(e.get("replicas_wanted", 1)), wake=bool(e.get("wake")))
+            wanted=int(e.get("replicas_wanted", 1)), wake=bool(e.get("wake")),
+            disabled=str(e.get("disabled") or ""),
+            methods=frozenset(str(m).upper() for m in e["methods"]) if e.get("methods")
+            else DEFAULT_METHODS)
         for t in e.get("tokens") or ():
             tokens[str(t["sha256"])] = Token(str(t["id"]), route.endpoint_id,
                                             _time(str(t["expires_at"])))

@@ -23,6 +23,8 @@ import httpx
 import openai
 import pytest
 import tornado.httpserver
+import tornado.netutil
+import tornado.web
 
 from gateway import access, haproxycfg, table as tablelib, usercred
 from gateway.access import Refusal
@@ -77,9 +79,11 @@ def test_a_token_opens_its_own_endpoint_only():
     assert access.may_call(t, EP1, "secret-one", NOW).name == "chat"
     for secret, ep, status, words in [
         (None, EP1, 401, "needs a token"),
-        ("nonsense", EP1, 401, "unknown or revoked"),
+        ("nonsense", EP1, 401, "neither an endpoint token"),
+        ("hge_nonsense", EP1, 401, "unknown or revoked"),
         ("old-one", EP1, 401, "expired"),
-        ("secret-two", EP1, 403, "another endpoint"),
+        # a valid token of another endpoint learns no more than of a missing id
+        ("secret-two", EP1, 404, "no such endpoint"),
         ("secret-one", "9" * 32, 404, "no such endpoint"),
         (None, "9" * 32, 401, "needs a token"),  # no probing for ids without a token
     ]:
@@ -97,9 +101,20 @@ def test_a_token_expires_at_its_instant():
 
 
 def test_public_endpoints_take_any_caller_and_any_token():
+    """Any Bearer or none, and a hub token the hub refused or could not check
+    (``refused``): the app asks nobody for a public endpoint (test_gateway_edges)."""
     t = tablelib.read(doc())
-    for secret in (None, "nonsense", "secret-two"):
-        assert access.may_call(t, EP3, secret, NOW).name == "open"
+    hub_said_no = Refusal(401, "invalid hub token")
+    for secret in (None, "nonsense", "EMPTY", "secret-two", "old-one", "hge_x"):
+        for users, refused in ((None, None), (None, hub_said_no), (frozenset(), None),
+                               (None, Refusal(503, "cannot check"))):
+            assert access.may_call(t, EP3, secret, NOW, users, refused).name == "open"
+    assert sorted(access.usable(t, "EMPTY", NOW, None, hub_said_no)[0]) == ["open"]
+    assert access.choose(t, "open", None, NOW, None, hub_said_no).id == EP3
+    # a private one: the hub's refusal is the answer
+    with pytest.raises(Refusal) as e:
+        access.may_call(t, EP1, None, NOW, None, hub_said_no)
+    assert e.value is hub_said_no
 
 
 def test_model_ids_are_names_qualified_only_where_two_share_one():
@@ -156,7 +171,8 @@ def test_a_call_is_routed_by_model_or_refused_with_the_reason():
     for model, secret, status, words in [
         ("chat", None, 401, "no public model"),
         ("chat", "old-one", 401, "expired"),
-        ("chat", "nonsense", 401, "unknown"),
+        ("chat", "nonsense", 401, "neither an endpoint token"),
+        ("chat", "hge_nonsense", 401, "unknown"),
         ("ml/chat", "secret-two", 404, "you may use"),
         ("open2", "secret-one", 404, "you may use"),
     ]:
@@ -222,6 +238,37 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Recorder:
+    """A replica that records what reaches it: a tornado server on a Unix
+    socket in the test's own loop, answering every method and path with what
+    it received (and 200 at /health, haproxy's probe)."""
+
+    def __init__(self, sock: Path):
+        self.sock, self.seen = sock, []
+        recorder = self
+
+        class Echo(tornado.web.RequestHandler):
+            SUPPORTED_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+            def _any(self, *_):
+                if self.request.path != "/health":
+                    recorder.seen.append((self.request.method, self.request.path,
+                                          {k.lower(): v for k, v in self.request.headers.items()}))
+                self.finish({"method": self.request.method, "path": self.request.path})
+
+            get = post = put = patch = delete = head = options = _any
+
+        self.server = tornado.httpserver.HTTPServer(tornado.web.Application([(r".*", Echo)]))
+        self.server.add_socket(tornado.netutil.bind_unix_socket(str(sock)))
+
+    @property
+    def target(self) -> str:
+        return "unix:" + str(self.sock)
+
+    def close(self) -> None:
+        self.server.stop()
 
 
 class Replicas:
@@ -352,7 +399,7 @@ async def test_refusals_answer_in_openais_shape(gateway):
             ("POST", "v1/chat/completions", "old-one", {"model": "chat"}, 401),
             ("POST", "v1/chat/completions", "secret-two", {"model": "ml/chat"}, 404),
             ("POST", "v1/chat/completions", "secret-one", {"messages": []}, 400),
-            ("GET", f"e/{EP1}/health", "secret-two", None, 403),
+            ("GET", f"e/{EP1}/health", "secret-two", None, 404),  # tells no id exists
             ("GET", f"e/{EP1}/health", None, None, 401),
             ("GET", f"e/{'9' * 32}/health", "secret-one", None, 404),
         ]
@@ -364,9 +411,32 @@ async def test_refusals_answer_in_openais_shape(gateway):
         r = await h.post("v1/embeddings", content=b"{not json",
                          headers={"Authorization": "Bearer secret-one"})
         assert r.status_code == 400 and "not JSON" in r.json()["error"]["message"]
-        # the endpoint's own URL passes paths through; the caller's token stays here
+        # the endpoint's own URL passes paths through
         r = await h.get(f"e/{EP1}/v1/models", headers={"Authorization": "Bearer secret-one"})
         assert r.status_code == 200 and r.json()["data"][0]["id"] == "echo"
+        # the caller's credentials stay at the gateway, however they came: the
+        # replica records every header it received
+        rec = Recorder(replicas.root / "rec.sock")
+        try:
+            await serve(state, balancer, real_doc([("r1", r1)], [("rec", rec.target)]))
+            sent = [{"Authorization": "Bearer secret-two", "Cookie": "jupyterhub-session=c"},
+                    {"api-key": "secret-two", "Proxy-Authorization": "Basic eDp5"},
+                    {"x-api-key": "secret-two"}]
+            for headers in sent:
+                r = await h.post(f"e/{EP2}/v1/anything?q=1", headers=headers,
+                                 json={"model": "x"})
+                assert r.status_code == 200 and r.json()["path"] == "/v1/anything", r.text
+                r = await h.post("v1/embeddings", headers=headers,
+                                 json={"model": "chat", "input": "x"})
+                assert r.status_code == 200, r.text
+            assert len(rec.seen) == 2 * len(sent)
+            for method, path, got in rec.seen:
+                assert not {"authorization", "api-key", "x-api-key", "cookie",
+                            "proxy-authorization"} & set(got), got
+                assert "secret-two" not in repr(got)
+        finally:
+            rec.close()
+        await serve(state, balancer, real_doc([("r1", r1)]))
         # the gateway itself answers at its prefix (the hub's check of a service)
         for path in ("", "health"):
             r = await h.get(path)

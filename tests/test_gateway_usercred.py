@@ -100,7 +100,7 @@ def test_the_openai_client_streams_a_chat_with_the_users_hub_token(chat):
 def test_the_service_is_asked_once_per_token_within_the_ttl(chat):
     hub, e = chat
     now = [0.0]
-    creds = usercred.UserCreds(hub.api, ttl=10, clock=lambda: now[0])
+    creds = usercred.UserCreds(hub.api, ttl=10, clock=lambda: now[0], hub_api=hub.hub_api)
 
     async def run():
         try:
@@ -114,11 +114,15 @@ def test_the_service_is_asked_once_per_token_within_the_ttl(chat):
             await creds.endpoints(token)
             assert creds.asked == 2
             assert e["id"] not in await creds.endpoints(hub.token("gina"))
+            unknown = uuid.uuid4().hex  # could be a hub token: asked about
             for _ in range(2):  # a refusal is kept too
                 with pytest.raises(Refusal) as r:
-                    await creds.endpoints("not-a-hub-token")
+                    await creds.endpoints(unknown)
                 assert r.value.status == 401
             assert creds.asked == 4
+            with pytest.raises(Refusal) as r:  # cannot be one: nobody is asked
+                await creds.endpoints("not-a-hub-token")
+            assert r.value.status == 401 and creds.asked == 4
             # no token kept: the cache is keyed by its hash
             assert token not in repr(creds.cache)
         finally:
@@ -127,13 +131,79 @@ def test_the_service_is_asked_once_per_token_within_the_ttl(chat):
     asyncio.run(run())
 
 
+def test_a_revoked_hub_token_is_refused_at_the_next_question_whatever_the_service_kept(chat):
+    """The service keeps the hub's answer about a token for a while; the
+    gateway asks the hub itself, so a revoked token is refused once the
+    gateway's own TTL is over (an injected clock), not that plus the service's."""
+    hub, e = chat
+    s = hub.login("bob").session
+    made = s.post(f"{hub.hub_api}users/bob/tokens", json={"note": "revoked soon"},
+                  headers={"X-XSRFToken": s.cookies.get("_xsrf")}, timeout=30)
+    assert made.status_code == 201, made.text
+    token, token_id = made.json()["token"], made.json()["id"]
+    now = [0.0]
+    creds = usercred.UserCreds(hub.api, ttl=10, clock=lambda: now[0], hub_api=hub.hub_api)
+
+    async def run():
+        try:
+            assert e["id"] in await creds.endpoints(token)
+            # the service asked the hub too, and keeps its answer a while
+            assert hub.call("GET", "endpoints", f"token {token}").status_code == 200
+            r = hub.hub_call("DELETE", f"users/bob/tokens/{token_id}", user="bob")
+            assert r.status_code == 204, r.text
+            now[0] = 10.0  # the gateway's TTL is over: asked again
+            with pytest.raises(Refusal) as refused:
+                await creds.endpoints(token)
+            assert refused.value.status == 401 and creds.asked == 2
+        finally:
+            await creds.aclose()
+
+    asyncio.run(run())
+
+
+def test_a_public_endpoint_takes_the_openai_clients_empty_key_through_the_real_gateway(chat):
+    """``api_key="EMPTY"`` (what OpenAI clients send where no key is needed)
+    opens a public endpoint, and is refused (401, not as a hub token) once it
+    is private again."""
+    hub, e = chat
+    url = hub.url + GATEWAY
+    _ok(hub.call("PATCH", f"endpoints/{e['id']}", "admin", json={"public": True}), 200)
+    try:
+        def ids(key):
+            r = requests.get(url + "v1/models", headers={"Authorization": f"Bearer {key}"},
+                             timeout=30)
+            return [m["id"] for m in r.json()["data"]] if r.status_code == 200 else []
+        assert eventually(lambda: e["name"] in ids("EMPTY"), timeout=30, interval=0.3)
+        with openai.OpenAI(base_url=url + "v1", api_key="EMPTY", max_retries=0,
+                           timeout=60) as client:
+            answer = client.chat.completions.create(
+                model=e["name"], messages=[{"role": "user", "content": "empty key"}])
+        assert answer.choices[0].message.content == "echo: empty key"
+        for key in ("EMPTY", "sk-no-key-required", uuid.uuid4().hex):
+            r = requests.get(url + f"e/{e['id']}/v1/models", timeout=30,
+                             headers={"Authorization": f"Bearer {key}"})
+            assert r.status_code == 200, (key, r.text)
+    finally:
+        _ok(hub.call("PATCH", f"endpoints/{e['id']}", "admin", json={"public": False}), 200)
+    r = None
+
+    def refused():
+        nonlocal r
+        r = requests.post(url + "v1/chat/completions", timeout=30,
+                          headers={"Authorization": "Bearer EMPTY"},
+                          json={"model": e["name"], "messages": []})
+        return r.status_code == 401
+    assert eventually(refused, timeout=30, interval=0.3)
+    assert "neither an endpoint token" in r.json()["error"]["message"]
+
+
 def test_a_service_that_cannot_be_asked_is_a_503_asked_again_next_time():
     async def run():
         creds = usercred.UserCreds("http://127.0.0.1:9/nowhere/")  # discard port: refused
         try:
             for n in (1, 2):
                 with pytest.raises(Refusal) as r:
-                    await creds.endpoints("t")
+                    await creds.endpoints(uuid.uuid4().hex)
                 assert r.value.status == 503 and creds.asked == n
         finally:
             await creds.aclose()

@@ -8,12 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 
+import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import Allocation, EndpointToken
+from quota_service.core.models import Allocation, Endpoint, EndpointToken, Project, User
 from quota_service.serving import health, routes
 from service_app import served  # noqa: F401
-from test_endpoints import IMAGE, env  # noqa: F401
+from test_endpoints import CHAT, IMAGE, env  # noqa: F401
 
 T = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -301,3 +302,88 @@ async def test_a_step_up_past_the_creators_limits_is_clamped_then_refused(env): 
     refused = got["scaling_events"][-1]
     assert refused["outcome"] == "quota" and refused["count"] == 2
     assert "leave room for no more replica" in refused["reason"] and "cpu" in refused["reason"]
+
+
+# -------------------------------------- what e/<id>/ passes on, deactivation
+
+async def test_the_table_says_which_methods_an_endpoints_own_url_passes_on(env):  # noqa: F811
+    """GET and POST unless the definition's ``service.methods`` says more."""
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body())
+    await replica(env, ep, 1)
+    defined = CHAT.replace(b"      port: 8000\n", b"      port: 8000\n      methods: [get, POST, "
+                           b"DELETE]\n")
+    assert defined != CHAT
+    folder = await env.folder_with("alice", defined)
+    checked = await env.ok("POST", "endpoints/validate", "alice", 200,
+                           env.body(model_folder=folder))
+    assert checked["definition"]["models"][0]["methods"] == ["GET", "POST", "DELETE"]
+    other = await env.ok("POST", "endpoints", "alice", 201, env.body(model_folder=folder))
+    await replica(env, other, 1)
+    table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+    rows = {e["id"]: e for e in table["endpoints"]}
+    assert rows[ep["id"]]["methods"] == ["GET", "POST"]
+    assert rows[other["id"]]["methods"] == ["GET", "POST", "DELETE"]
+    bad = await env.folder_with("alice", CHAT.replace(
+        b"      port: 8000\n", b"      port: 8000\n      methods: [GET, CONNECT]\n"))
+    checked = await env.ok("POST", "endpoints/validate", "alice", 200,
+                           env.body(model_folder=bad))
+    assert [p["field"] for p in checked["problems"]] == [
+        "model-definition.yaml:models[0].service.methods"]
+
+
+def test_methods_in_a_definition_are_checked_with_their_field():
+    from quota_service.serving import modeldef
+
+    base = CHAT.decode().replace("      port: 8000\n", "      port: 8000\n      methods: {}\n")
+    assert modeldef.parse(CHAT).models[0].service.methods == ("GET", "POST")
+    assert modeldef.parse(base.format("null")).models[0].service.methods == ("GET", "POST")
+    assert modeldef.parse(base.format("[put, Get]")).models[0].service.methods == ("PUT", "GET")
+    for bad, words in [("[]", "at least one"), ("[GET, get]", "twice"), ("GET", "a list"),
+                       ("[TRACE]", "is not one of"), ("[1]", "must be a string")]:
+        with pytest.raises(modeldef.ModelDefinitionError) as e:
+            modeldef.parse(base.format(bad))
+        [p] = e.value.detail()
+        assert p["field"].startswith("models[0].service.methods") and words in p["message"], p
+
+
+@pytest.mark.parametrize("what", ["domain", "project", "creator", "creator-gone"])
+async def test_a_deactivated_domain_project_or_creator_disables_it(env, what):  # noqa: F811
+    ep = await env.ok("POST", "endpoints", "alice", 201, env.body())
+    await env.ok("PATCH", f"endpoints/{ep['id']}", "root", 200, {"public": True})
+    token = await env.ok("POST", f"endpoints/{ep['id']}/tokens", "alice", 201,
+                         {"expires_in_days": 30})
+
+    async def row():
+        table = await env.ok("GET", "internal/serving/routes", "internal", 200)
+        [r] = [e for e in table["endpoints"] if e["id"] == ep["id"]]
+        return r
+
+    before = await row()
+    assert (before["disabled"], before["public"]) == ("", True)
+
+    def flip(active: bool) -> None:
+        with env.world.tx() as s:
+            project = s.scalar(sa.select(Project).where(Project.name == "ml"))
+            if what == "domain":
+                project.domain.active = active
+            elif what == "project":
+                project.active = active
+            elif what == "creator":
+                s.scalar(sa.select(User).where(User.name == "alice")).active = active
+            else:  # the endpoint names a creator who is no user
+                s.get(Endpoint, ep["id"]).created_by = "alice" if active else "nobody-now"
+
+    flip(False)
+    try:
+        after = await row()
+        words = {"domain": "domain 'acme' is deactivated",
+                 "project": "project 'ml' is deactivated",
+                 "creator": "creator 'alice' is deactivated",
+                 "creator-gone": "creator 'nobody-now' is no longer a user"}[what]
+        assert words in after["disabled"], after["disabled"]
+        assert after["public"] is False  # the gateway refuses it whatever it reads
+        # its tokens stay listed: the gateway tells their holder why it refuses
+        assert [t["id"] for t in after["tokens"]] == [token["id"]]
+    finally:
+        flip(True)
+    assert (await row())["disabled"] == ""

@@ -21,7 +21,7 @@ from gateway.balancer import Balancer
 
 async def main(port: int, run_dir: str, table_file: str) -> None:
     balancer = Balancer(Path(run_dir))
-    state = State(balancer.socket_of)
+    state = State(balancer.socket_of, max_age=float("inf"))  # its table is set once, never refreshed
     t = tablelib.read(json.loads(Path(table_file).read_text()))
     await balancer.apply(t.routes)
     await state.set_table(t)

@@ -20,6 +20,8 @@ defaults::
             max_wait_time: 15          # seconds one probe may take
             expected_status_code: 200
             initial_delay: 60          # seconds before the first probe
+          methods: [GET, POST]         # optional (hubgrid's): what the gateway's
+                                       # e/<id>/ passes on; the default
         metadata: {title, author, version, created, last_modified, description,
                    task, category, architecture, framework: [..], label: [..],
                    license, min_resource: {slot: amount}, ...any other key}
@@ -66,6 +68,10 @@ MAX_MODELS = 32
 #: Backend.AI's defaults of ``health_check`` (seconds as Decimal)
 HEALTH_DEFAULTS = {"interval": Decimal(10), "max_retries": 10, "max_wait_time": Decimal(15),
                    "expected_status_code": 200, "initial_delay": Decimal(60)}
+#: what ``service.methods`` may name (hubgrid's field: the HTTP methods the
+#: gateway passes on to a replica at the endpoint's own URL), and its default
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+DEFAULT_METHODS = ("GET", "POST")
 
 METADATA_TEXT = ("author", "title", "created", "last_modified", "description", "task",
                  "category", "architecture", "license")
@@ -89,6 +95,8 @@ class ServiceConfig:
     shell: str = "/bin/bash"
     pre_start_actions: tuple[PreStartAction, ...] = ()
     health_check: HealthCheck | None = None
+    #: the HTTP methods the gateway passes on at ``e/<id>/`` (hubgrid's own field)
+    methods: tuple[str, ...] = DEFAULT_METHODS
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -243,7 +251,7 @@ def _model_path(r: Reader, path: str, value) -> str | None:
 
 def _service(r: Reader, path: str, value) -> ServiceConfig | None:
     value = r.mapping(path, value, ("pre_start_actions", "start_command", "shell", "port",
-                                    "health_check"))
+                                    "health_check", "methods"))
     if value is None:
         return None
     before = len(r.problems)
@@ -269,10 +277,32 @@ def _service(r: Reader, path: str, value) -> ServiceConfig | None:
     actions = read_actions(r, f"{path}.pre_start_actions", value.get("pre_start_actions"))
     health = value.get("health_check")
     health = None if health is None else _health(r, f"{path}.health_check", health)
+    methods = DEFAULT_METHODS
+    if value.get("methods") is not None:  # null means the default
+        methods = _methods(r, f"{path}.methods", value["methods"])
     if len(r.problems) > before:
         return None
     return ServiceConfig(start_command=command, port=port, shell=shell,
-                         pre_start_actions=actions, health_check=health)
+                         pre_start_actions=actions, health_check=health, methods=methods)
+
+
+def _methods(r: Reader, path: str, value) -> tuple[str, ...] | None:
+    """A non-empty list of HTTP methods among ``HTTP_METHODS``, each once;
+    any case is read, kept upper-case."""
+    names = r.strings(path, value, limit=len(HTTP_METHODS))
+    if names is None:
+        return None
+    upper = tuple(n.upper() for n in names)
+    unknown = [n for n in upper if n not in HTTP_METHODS]
+    if not upper:
+        r.bad(path, "must name at least one method (leave it out for GET and POST)")
+    elif unknown:
+        r.bad(path, f"{unknown[0]!r:.30} is not one of {', '.join(HTTP_METHODS)}")
+    elif len(set(upper)) != len(upper):
+        r.bad(path, "names a method twice")
+    else:
+        return upper
+    return None
 
 
 def _health(r: Reader, path: str, value) -> HealthCheck | None:

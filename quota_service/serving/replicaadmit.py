@@ -45,6 +45,8 @@ def service_of(d: modeldef.ModelDefinition, image_labels: dict | None = None) ->
     h = svc.health_check
     out = {"model": m.name, "argv": list(svc.argv), "port": svc.port,
            "health_path": h.path if h else None,
+           # what the gateway passes on to it at e/<id>/ (serving/routes.py)
+           "methods": list(svc.methods),
            "unix_socket": (image_labels or {}).get(UNIX_SOCKET_LABEL) == "1",
            # run in the replica before argv (spawner/inference.py, hubgrid-prestart)
            "pre_start": [{"action": a.action, "args": {k: (list(v) if isinstance(v, tuple)

@@ -12,7 +12,13 @@ Every endpoint that is not being deleted, with:
 - its active tokens, as SHA-256 only (revoked or expired ones are left out:
   the gateway refuses what it does not find);
 - its state and the replicas it wants, and whether a call may wake it from
-  zero (``wake``: scaling.may_wake), for the gateway's cold start.
+  zero (``wake``: scaling.may_wake), for the gateway's cold start;
+- the HTTP methods its own URL (``e/<id>/``) passes on (``methods``: the
+  definition's ``service.methods``, GET and POST by default);
+- ``disabled``: why it takes no call at all, or "": its domain, its
+  project or its creator is deactivated (or the creator is gone). Such an
+  endpoint is listed (its replicas are still probed) but not public, and
+  the gateway refuses every call to it, its tokens' and members' too.
 
 The gateway gets this with the internal token only; nothing here is a
 secret a caller could use.
@@ -27,11 +33,13 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core.models import Allocation, Endpoint, EndpointToken, Project
+from ..core.models import Allocation, Endpoint, EndpointToken, Project, User
 from ..core.orm import aware, iso
 from . import scaling
 
 DEFAULT_HEALTH = {"path": "/health", "interval": 10, "max_retries": 3, "expected_status": 200}
+#: what an endpoint's own URL passes on when its definition declares nothing
+DEFAULT_METHODS = ("GET", "POST")
 
 
 def health_of(service: dict) -> dict:
@@ -47,12 +55,30 @@ def health_of(service: dict) -> dict:
     return h
 
 
+def disabled(project: Project, creator: User | None, created_by: str) -> str:
+    """Why an endpoint takes no call ("" when it does): a deactivated domain,
+    project or creator stops its access as it stops their sessions'."""
+    if not project.domain.active:
+        return f"its domain {project.domain.name!r} is deactivated"
+    if not project.active:
+        return f"its project {project.name!r} is deactivated"
+    if creator is None:
+        return f"its creator {created_by!r} is no longer a user"
+    if not creator.active:
+        return f"its creator {created_by!r} is deactivated"
+    if not creator.domain.active:
+        return f"its creator's domain {creator.domain.name!r} is deactivated"
+    return ""
+
+
 def table(s: Session, now: dt.datetime) -> dict:
     endpoints = s.scalars(select(Endpoint).where(Endpoint.state != "terminating")
                           .order_by(Endpoint.id)).all()
     ids = [e.id for e in endpoints]
     projects = {p.id: p for p in s.scalars(select(Project).where(
         Project.id.in_({e.project_id for e in endpoints})))} if endpoints else {}
+    creators = {u.name: u for u in s.scalars(select(User).where(
+        User.name.in_({e.created_by for e in endpoints})))} if endpoints else {}
     replicas: dict[str, list[Allocation]] = {}
     tokens: dict[str, list[EndpointToken]] = {}
     if ids:
@@ -71,9 +97,12 @@ def table(s: Session, now: dt.datetime) -> dict:
         services = [a.service or {} for a in mine]
         serving = [(a, a.service or {}) for a in mine
                    if a.serving_at is not None and (a.service or {}).get("target")]
+        why = disabled(project, creators.get(e.created_by), e.created_by)
         out.append({
             "id": e.id, "name": e.name, "domain": project.domain.name,
-            "project": project.name, "public": bool(e.public),
+            "project": project.name, "public": bool(e.public) and not why, "disabled": why,
+            "methods": list(services[0].get("methods") or DEFAULT_METHODS) if services
+            else list(DEFAULT_METHODS),
             "state": e.state, "state_reason": e.state_reason or "",
             "replicas_wanted": e.replicas, "wake": scaling.may_wake(e),
             "models": sorted({svc["model"] for svc in services if svc.get("model")}),
