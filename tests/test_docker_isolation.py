@@ -82,14 +82,17 @@ def iso(dock):
     return group_on_first_engine(dock, GROUP, NODE)
 
 
-def start(dock, user: str, server: str) -> tuple[dict, str]:
+def start(dock, user: str, server: str, group: str = GROUP,
+          node: str = NODE) -> tuple[dict, str]:
+    """A session of ``user`` in ``group`` (one node on the first engine): its
+    allocation and container id."""
     hub = dock.hub
-    r = spawn(hub, user, server, project="ml", resource_group=GROUP, image=IMAGE, cpu="0.5",
+    r = spawn(hub, user, server, project="ml", resource_group=group, image=IMAGE, cpu="0.5",
               mem="512M")
     assert r.status_code in (201, 202), r.text
     wait_ready(hub, user, server)
     a = held(hub, user, server)
-    assert a["node"] == NODE
+    assert a["node"] == node
     url, c = dock.container(a["id"])
     assert url == HOSTS[0]
     return a, c["Id"]

@@ -20,10 +20,11 @@ import uuid
 import pytest
 import requests
 
-from docker_fixtures import HOSTS, IMAGE, group_on_first_engine, held
+import test_docker_isolation
+from docker_fixtures import HOSTS, group_on_first_engine
 from hub_fixtures import _ok
 from serving_fixtures import INFERENCE
-from session_fixtures import allocations, eventually, server_of, spawn, stop_server, wait_ready
+from session_fixtures import allocations, eventually, server_of, stop_server
 from test_replicas_docker import endpoint, replica_allocations, until_state
 
 GATEWAY = "/services/hubgrid-gateway/"
@@ -36,13 +37,7 @@ def iso(dock):
 
 
 def start(dock, user: str, server: str) -> tuple[dict, str]:
-    hub = dock.hub
-    r = spawn(hub, user, server, project="ml", resource_group=GROUP, image=IMAGE, cpu="0.5",
-              mem="512M")
-    assert r.status_code in (201, 202), r.text
-    wait_ready(hub, user, server)
-    a = held(hub, user, server)
-    return a, dock.container(a["id"])[1]["Id"]
+    return test_docker_isolation.start(dock, user, server, GROUP, NODE)
 
 
 class NodeSocket:
