@@ -12,7 +12,11 @@ second):
   on disk), the session is reclaimed, and when A comes back the page says
   it was reclaimed, why (the rule and its numbers) and offers to start it
   again, instead of the stock "Server unavailable"; the reclaim warning's
-  toast is gone.
+  toast is gone;
+- with a policy that warns 0 s ahead, B's notebook, changed on disk while
+  B's Lab held unsaved edits, is kept on disk and B's version written as a
+  copy next to it before the session is stopped (no "File Changed" dialog
+  holds the stop).
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ WARNING = 15
 SAVE_AHEAD = 8
 POLICY = "uisave"
 TEXT = "kept by hubgrid before the reclaim"
+NO_WARNING = "uisave0"
+MINE = "B's edit, unsaved in the Lab"
+THEIRS = "written on disk by someone else"
 
 HIDE = """() => {
     Object.defineProperty(document, 'hidden', {value: true, configurable: true});
@@ -64,6 +71,9 @@ def world(tmp_path_factory):
         _ok(hub.call("POST", "resource-policies", "admin", json={
             "name": POLICY, "total_resource_slots": {"cpu": "4"}, "unspecified_limited": False,
             "idle_timeout": IDLE, "reclaim_warning": WARNING}), 201)
+        _ok(hub.call("POST", "resource-policies", "admin", json={
+            "name": NO_WARNING, "total_resource_slots": {"cpu": "4"},
+            "unspecified_limited": False, "idle_timeout": IDLE, "reclaim_warning": 0}), 201)
         yield world
     finally:
         stop_hub(hub)
@@ -136,6 +146,56 @@ def test_a_reclaimed_session_saves_its_notebook_and_says_why(world, people, lab_
     assert start.is_visible()
     start.click()
     page.wait_for_url(f"**/hub/spawn**", timeout=SLOW)
+
+
+def test_with_no_warning_a_notebook_changed_on_disk_is_saved_as_a_copy_before_the_stop(world, people, lab_b):  # noqa: F811
+    """B's policy warns 0 s ahead; B's open notebook has unsaved edits, and
+    its file was changed on disk meanwhile (the Lab's own save would ask
+    "overwrite or revert?" and wait). The stop waits for B's Lab: the file
+    on disk is kept as it was, B's version is written next to it, and only
+    then is the session stopped."""
+    hub, b = world.hub, people["b"]
+    page, _dialogs = lab_b
+    page.evaluate("""async url => {
+        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+        const r = await fetch(url, {method: 'PUT', body: JSON.stringify({raw: '{"autosave": false}'}),
+            headers: {'X-XSRFToken': decodeURIComponent(xsrf), 'Content-Type': 'application/json'}});
+        if (!r.ok) { throw new Error('settings: ' + r.status); }
+    }""", f"/user/{b}/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
+    page.reload()
+    page.locator(".jp-LauncherCard[data-category='Notebook']").first.click(timeout=SLOW)
+    cell = page.locator(".jp-Notebook .jp-Cell .cm-content").first
+    cell.click(timeout=SLOW)
+    page.keyboard.type(f"print({MINE!r})")
+    page.locator("#jp-main-dock-panel .lm-TabBar-tab.jp-mod-dirty").wait_for(timeout=SLOW)
+    name = page.locator("#jp-main-dock-panel .lm-TabBar-tab.jp-mod-current .lm-TabBar-tabLabel") \
+        .inner_text().strip()
+    notebook = world.hub.state / "notebooks" / name
+    assert notebook.exists(), name
+    # someone else writes the file meanwhile (a script, a terminal)
+    theirs = json.loads(notebook.read_text())
+    theirs["cells"] = [{"cell_type": "markdown", "metadata": {}, "source": THEIRS}]
+    notebook.write_text(json.dumps(theirs))
+
+    page.evaluate(HIDE)
+    _ok(hub.call("PATCH", f"users/{b}", "admin", json={"resource_policy": NO_WARNING}), 200)
+    copied = page.locator("body[data-hubgrid-reclaim-copies]")
+    copied.wait_for(state="attached", timeout=(IDLE + 60) * 1000)
+    assert copied.get_attribute("data-hubgrid-reclaim-copies") == "1"
+    assert THEIRS in notebook.read_text() and MINE not in notebook.read_text()
+    stem = name.rsplit(".", 1)[0]
+    copies = list(notebook.parent.glob(f"{stem}.reclaim-*Z.ipynb"))
+    assert len(copies) == 1, copies
+    assert MINE in "".join(json.loads(copies[0].read_text())["cells"][0]["source"])
+    assert eventually(lambda: server_of(hub, b, "") is None, timeout=60), \
+        f"not reclaimed\n{hub_log(hub)}"
+
+    page.evaluate(SHOW)
+    dialog = page.locator(".jp-Dialog", has_text="Your session was reclaimed")
+    dialog.wait_for(timeout=SLOW)
+    text = dialog.inner_text()
+    assert "had changed on disk" in text and copies[0].name in text, text
+    assert page.locator(".jp-Dialog", has_text="File Changed").count() == 0
 
 
 def activity_of(world, alloc_id: str) -> str:

@@ -19,10 +19,17 @@ with a busy kernel as activity at the moment it arrives, and answers with
 the session's announced reclaim, which the reporter hands to the
 ``ReclaimWatch`` (the Lab saves its documents before the deadline).
 
+Each report also says how many Labs listen for the reclaim and how their
+save of the announced notice went (``listening``, ``save``: the service's
+stop waits for them); news of the save is reported at once, not at the
+next tick.
+
 It runs only in a hubgrid session: ``$HUBGRID_ALLOCATION`` set (the spawner
 sets it), an ``api_url`` and a credential (``HubgridLab``), and an interval
-above 0. A failed report is logged (once until it works again) and retried
-at the next tick; reports never overlap.
+above 0. With ``activity_interval`` 0 it reports every
+``reclaim_check_interval`` seconds without the activity (only what the
+reclaim's save needs). A failed report is logged (once until it works
+again) and retried at the next tick; reports never overlap.
 """
 
 from __future__ import annotations
@@ -68,22 +75,33 @@ def summarize(kernels: list[dict], terminals: list[dict],
     }
 
 
-def read(server_app) -> dict:
+def read(server_app, activity: bool = True) -> dict:
     """This server's report, from its kernel manager and terminal manager (if
-    any) and the Lab's last input."""
-    km = getattr(server_app, "kernel_manager", None)
-    kernels = km.list_kernels() if km is not None else []
-    tm = server_app.web_app.settings.get("terminal_manager")
-    terminals = tm.list() if tm is not None else []
+    any), the Lab's last input, and the reclaim watch (the Labs listening,
+    the save); ``activity`` False: only the watch's part."""
     watch = server_app.web_app.settings.get("hubgrid_reclaim_watch")
-    return summarize(kernels, terminals, watch.input_at if watch is not None else None)
+    body = {}
+    if activity:
+        km = getattr(server_app, "kernel_manager", None)
+        kernels = km.list_kernels() if km is not None else []
+        tm = server_app.web_app.settings.get("terminal_manager")
+        terminals = tm.list() if tm is not None else []
+        body = summarize(kernels, terminals, watch.input_at if watch is not None else None)
+    if watch is not None:
+        body["listening"] = watch.listening()
+        if watch.save is not None:
+            body["save"] = dict(watch.save)
+    return body
 
 
 class ActivityReporter:
     """Posts this server's activity report every ``interval`` seconds."""
 
-    def __init__(self, server_app, config, allocation: str, interval: float):
+    def __init__(self, server_app, config, allocation: str, interval: float,
+                 activity: bool = True):
         self.server_app = server_app
+        #: False: activity reporting is off, only the reclaim's part is sent
+        self.activity = activity
         self.config = config
         self.allocation = allocation
         self.interval = interval
@@ -92,11 +110,13 @@ class ActivityReporter:
         #: the last report sent and the service's status (0: unreachable)
         self.last: tuple[dict, int] | None = None
         self._busy = False
+        self._again = False
         self._failing = False
         self._timer = PeriodicCallback(self.tick, interval * 1000)
         self.watch = server_app.web_app.settings.get("hubgrid_reclaim_watch")
         if self.watch is not None:
             self.watch.confirm = self.tick
+            self.watch.announce = self.soon
 
     def start(self) -> None:
         self._timer.start()
@@ -110,12 +130,23 @@ class ActivityReporter:
         self._busy = True
         try:
             await self.report()
+            while self._again:  # news came while it was out: one more
+                self._again = False
+                await self.report()
         finally:
             self._busy = False
 
+    async def soon(self) -> None:
+        """Report now, or right after the report in flight (the save's news
+        must not wait for the next tick)."""
+        if self._busy:
+            self._again = True
+            return
+        await self.tick()
+
     async def report(self) -> int:
         """Send one report; the service's status (0: unreachable)."""
-        body = read(self.server_app)
+        body = read(self.server_app, self.activity)
         request = HTTPRequest(
             self.url, method="POST", body=json.dumps(body),
             headers={"Authorization": self.config.authorization(),
@@ -153,7 +184,10 @@ def start_reporter(server_app, config) -> ActivityReporter | None:
     """Start the reporter when this server is a hubgrid session (else None,
     with a log line saying why not, when only part of a session is there)."""
     allocation = os.environ.get("HUBGRID_ALLOCATION", "").strip()
-    interval = config.activity_interval
+    activity = config.activity_interval > 0
+    # a config without the reclaim check (a bare stand-in) has it off
+    interval = (config.activity_interval if activity
+                else getattr(config, "reclaim_check_interval", 0.0))
     if not allocation or interval <= 0:
         return None
     if not config.api_url or not config.authorization():
@@ -162,9 +196,10 @@ def start_reporter(server_app, config) -> ActivityReporter | None:
             "no activity reports (the session may be reclaimed while a kernel is busy)",
             allocation)
         return None
-    reporter = ActivityReporter(server_app, config, allocation, interval)
+    reporter = ActivityReporter(server_app, config, allocation, interval, activity)
     reporter.start()
     server_app.web_app.settings["hubgrid_activity"] = reporter
-    server_app.log.info("jupyterlab_hubgrid: reporting the kernels' activity of allocation "
-                        "%s every %s s", allocation, interval)
+    server_app.log.info("jupyterlab_hubgrid: reporting %s of allocation %s every %s s",
+                        "the kernels' activity" if activity else
+                        "(activity reports off) only the reclaim's save", allocation, interval)
     return reporter

@@ -145,6 +145,18 @@ class HubgridLab(Configurable):
         Example: ``c.HubgridLab.reclaim_save_ahead = 60``.""",
     ).tag(config=True)
 
+    reclaim_check_interval = Float(
+        60.0,
+        help="""With ``activity_interval`` 0 (no activity reports), seconds
+        between the reports that only ask the hubgrid service for this
+        session's announced reclaim and say how many Labs listen for it and
+        how their save went (no kernel or terminal activity: the idle rule
+        sees only the hub's). Without them no Lab hears of a reclaim, and
+        what is unsaved in an open Lab is lost when the session is stopped.
+        Unused while ``activity_interval`` is above 0. 0: off. Example:
+        ``c.HubgridLab.reclaim_check_interval = 30``.""",
+    ).tag(config=True)
+
     gateway_url = Unicode(
         help="""The serving gateway the Chat page calls through
         ``<base_url>hubgrid/gateway/`` (``gatewayroutes.py``), e.g.
@@ -211,6 +223,12 @@ class HubgridLab(Configurable):
     def _check_connections(self, proposal):
         if proposal.value < 1:
             raise TraitError(f"max_connections must be at least 1, not {proposal.value}")
+        return proposal.value
+
+    @validate("reclaim_check_interval")
+    def _check_reclaim_check(self, proposal):
+        if proposal.value < 0:
+            raise TraitError(f"reclaim_check_interval must be 0 or more, not {proposal.value}")
         return proposal.value
 
     @validate("reclaim_save_ahead")

@@ -4,7 +4,7 @@ extension), "keep it", and the reclaim events."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -16,9 +16,30 @@ from .base import APIHandler
 Count = Annotated[int, Field(ge=0, le=100_000)]
 
 
+class SaveReport(Body):
+    """How far the Lab's save before an announced reclaim went: ``saving``
+    from the moment a Lab took the notice, then ``saved`` (every document
+    with unsaved changes was written, in place or as a copy) or ``failed``.
+    The stop of a session due now waits while it is ``saving``."""
+
+    #: the notice's ``warned_at``: which announced reclaim this save is for
+    warned_at: Annotated[str, Field(max_length=64)]
+    state: Literal["saving", "saved", "failed"]
+    #: ISO 8601, when the state was reached
+    at: Annotated[str, Field(max_length=64)] | None = None
+    #: documents with unsaved changes, written in place, written as a copy
+    #: (the file had changed on disk), and not written
+    documents: Count = 0
+    saved: Count = 0
+    copies: Count = 0
+    unsaved: Count = 0
+    error: Annotated[str, Field(max_length=300)] = ""
+
+
 class ActivityReport(Body):
     """What the session's Lab extension sees: kernels (busy ones count as
-    activity even with no browser), terminals, and the last activity."""
+    activity even with no browser), terminals, and the last activity; and,
+    for the reclaim's save, how many Labs listen and the save's state."""
 
     kernels: Count = 0
     busy_kernels: Count = 0
@@ -26,6 +47,9 @@ class ActivityReport(Body):
     connections: Count = 0
     #: ISO 8601, the server's last kernel, terminal or API activity
     last_activity: Annotated[str, Field(max_length=64)] | None = None
+    #: Labs listening for this session's reclaim (a stop due waits for them)
+    listening: Count = 0
+    save: SaveReport | None = None
 
 
 class ActivityHandler(APIHandler):

@@ -156,6 +156,22 @@ class OperationsSettings(HasTraits):
                                ).tag(config=True)
     reclaim_warning = Integer(300, help="""Seconds of warning before a reclaim, for
         policies without their own ``reclaim_warning`` (0: none).""").tag(config=True)
+    reclaim_save_wait = Integer(120, help="""Seconds past its deadline that a
+        session's stop may wait for the Lab open on it to save its documents:
+        while a Lab that listens for the reclaim has not taken the notice yet
+        (its activity report comes later than the warning, or it is retrying a
+        failed call; with a warning of 0 it hears of the reclaim only at the
+        deadline), and while it saves. The stop goes ahead at the first pass
+        after the Lab says the save ended, or after this many seconds. Keep it
+        above ``HubgridLab.activity_interval`` plus the time a save takes.
+        0: never wait (what is unsaved in an open Lab is lost). Example:
+        ``c.HubgridService.reclaim_save_wait = 180``.""").tag(config=True)
+
+    @validate("reclaim_save_wait")
+    def _valid_reclaim_save_wait(self, proposal):
+        if not 0 <= proposal["value"] <= 3600:
+            raise TraitError("reclaim_save_wait: from 0 to 3600 seconds")
+        return proposal["value"]
     reclaim_gpu_source = Enum(["none", "nvml"], "none", help="""GPU readings of the
         utilization rule: NVML on the service's node, or none (GPU thresholds: no
         data, never idle).""").tag(config=True)

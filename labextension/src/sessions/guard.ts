@@ -2,8 +2,10 @@
  * This Lab's own session and idle reclamation (IO): input in the Lab is
  * reported to the server extension (`hubgrid/input`: activity); a call to
  * `hubgrid/reclaim` waits until the session's announced reclaim is a few
- * seconds away, then every open document is saved (`docmanager:save-all`);
- * when the server is gone, a dialog says the session was reclaimed, why
+ * seconds away, then every open document with unsaved changes is saved
+ * (`reclaimsave.ts`: in place, or as a copy next to a file that changed on
+ * disk, always within a bounded time) and the result is posted back to
+ * `hubgrid/reclaim` (the service's stop waits for it); when the server is gone, a dialog says the session was reclaimed, why
  * (the service's rule, numbers and time) and offers to start it again,
  * instead of JupyterHub's "Server unavailable" (this plugin provides the
  * IConnectionLost service, which package.json's disabledExtensions takes
@@ -30,8 +32,47 @@ import {
   reclaimedText,
   restartUrl
 } from './ownreclaim';
+import { IContents, ISaveDoc, ISaveIO, saveForReclaim } from './reclaimsave';
 
-const SAVE_ALL = 'docmanager:save-all';
+/** A document widget's context, as far as the save needs it (DocumentRegistry.Context). */
+interface ILabContext {
+  path: string;
+  model: { dirty: boolean; toJSON(): unknown; toString(): string };
+  contentsModel: {
+    type?: string;
+    format?: string | null;
+    writable?: boolean;
+    last_modified?: string;
+    hash?: string | null;
+  } | null;
+  save(): Promise<void>;
+}
+
+/** The open documents of this Lab's main area (widgets with a context). */
+function openDocs(app: JupyterFrontEnd): ISaveDoc[] {
+  const docs: ISaveDoc[] = [];
+  for (const widget of app.shell.widgets('main')) {
+    const ctx = (widget as unknown as { context?: ILabContext }).context;
+    if (!ctx?.model || typeof ctx.save !== 'function') {
+      continue;
+    }
+    const cm = ctx.contentsModel;
+    docs.push({
+      path: ctx.path,
+      dirty: ctx.model.dirty,
+      writable: cm?.writable !== false,
+      lastModified: cm?.last_modified ?? null,
+      hash: cm?.hash ?? null,
+      contents: (): IContents => {
+        const format = cm?.format ?? 'text';
+        const content = format === 'json' ? ctx.model.toJSON() : ctx.model.toString();
+        return { type: cm?.type ?? 'file', format, content };
+      },
+      save: () => ctx.save()
+    });
+  }
+  return docs;
+}
 /** after a failed wait (the server restarting, a proxy hiccup), ms */
 const RETRY = 30_000;
 
@@ -112,18 +153,46 @@ export class ReclaimGuard {
     }
   }
 
-  /** Save every open document with unsaved changes; remember the notice. */
+  /**
+   * Save every open document with unsaved changes (bounded: a dialog never
+   * holds it), remember the notice, and tell the server how it went.
+   */
   async save(due: IDueReclaim): Promise<void> {
-    const dirty = document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tab.jp-mod-dirty').length;
-    const own: IOwnReclaim = { notice: due.reclaim, savedAt: null, dirty, saveError: '' };
+    const own: IOwnReclaim = { notice: due.reclaim, savedAt: null, dirty: 0, saveError: '' };
     this.own = own;
-    try {
-      await this.app.commands.execute(SAVE_ALL);
+    const contents = this.app.serviceManager.contents;
+    const io: ISaveIO = {
+      stat: path => contents.get(path, { content: false, hash: true } as any),
+      write: async (path, c) => {
+        await contents.save(path, c as any);
+      },
+      sleep: ms => new Promise(resolve => setTimeout(resolve, ms)),
+      now: () => Date.now()
+    };
+    const result = await saveForReclaim(openDocs(this.app), io);
+    own.dirty = result.documents;
+    own.copies = result.copyPaths;
+    own.unsaved = result.unsaved;
+    if (result.unsaved === 0) {
       own.savedAt = Date.now();
-    } catch (e) {
-      own.saveError = (e as Error).message;
+    } else {
+      own.saveError = result.errors.join('; ');
     }
-    document.body.dataset.hubgridReclaimSaved = String(dirty);
+    document.body.dataset.hubgridReclaimSaved = String(result.documents);
+    document.body.dataset.hubgridReclaimCopies = String(result.copies);
+    const url = URLExt.join(this.settings.baseUrl, 'hubgrid', 'reclaim');
+    const body = {
+      key: due.key,
+      state: result.unsaved === 0 ? 'saved' : 'failed',
+      documents: result.documents,
+      saved: result.saved,
+      copies: result.copies,
+      unsaved: result.unsaved,
+      error: own.saveError.slice(0, 300)
+    };
+    // the service's stop waits for this (bounded): a failed post only makes it wait longer
+    await ServerConnection.makeRequest(url, { method: 'POST', body: JSON.stringify(body) }, this.settings)
+      .catch(() => undefined);
   }
 
   /** The server is gone: our dialog if it was this reclaim; false if it was something else. */

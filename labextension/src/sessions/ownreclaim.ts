@@ -42,6 +42,10 @@ export interface IOwnReclaim {
   dirty: number;
   /** why saving failed, "" if it did not */
   saveError: string;
+  /** copies written next to files that had changed on disk (their paths) */
+  copies?: string[];
+  /** documents that could not be written at all */
+  unsaved?: number;
 }
 
 /** Whether a lost connection is this reclaim: from shortly before its deadline for a while after. */
@@ -68,6 +72,7 @@ export function reclaimedText(own: IOwnReclaim, now: number = Date.now()): IRecl
       'to give its resources back to others.',
     `Why: ${localizeTimes(n.reason, now)}.`
   ];
+  const copies = own.copies ?? [];
   if (own.savedAt !== null) {
     lines.push(
       own.dirty > 0
@@ -77,6 +82,13 @@ export function reclaimedText(own: IOwnReclaim, now: number = Date.now()): IRecl
     );
   } else {
     lines.push(`Your open documents could not be saved: ${own.saveError || 'unknown error'}.`);
+  }
+  if (copies.length > 0) {
+    lines.push(
+      `${copies.length === 1 ? 'One file' : `${copies.length} files`} had changed on disk since ` +
+        'you opened or saved them: the files were left as they were on disk, and your ' +
+        `version was saved next to them as ${copies.join(', ')}.`
+    );
   }
   lines.push(
     'Files in your hubgrid folders are kept. In a container session, files saved outside ' +

@@ -20,7 +20,7 @@ from tornado.httpclient import HTTPClientError
 
 from ...core import db
 from ...tenancy import audit
-from . import activity, rules, sources, store
+from . import activity, rules, savehold, sources, store
 from .window import Window, average, judge
 
 
@@ -34,6 +34,8 @@ class PassReport:
     reclaimed: list[str] = field(default_factory=list)
     shadow: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    #: due, but waiting for the Lab's save (``savehold``)
+    held: list[str] = field(default_factory=list)
 
 
 async def hub_activity(hub) -> dict[str, dt.datetime | None] | None:
@@ -70,7 +72,7 @@ class Reclaimer:
         self.windows: dict[str, Window] = {}
 
     def _judge(self, c: store.Candidate, hub_last, hub_known: bool, now: dt.datetime,
-               slack: float, shadow: bool) -> rules.Decision:
+               slack: float, shadow: bool, save_wait: float = 0) -> rules.Decision:
         st = c.settings
         reclaimed_at = activity.parse_time((c.notice or {}).get("reclaimed_at"))
         if reclaimed_at is not None and (now - reclaimed_at).total_seconds() < 5 * slack:
@@ -87,7 +89,20 @@ class Reclaimer:
         if c.origin == "hub" and not hub_known:
             # the hub did not answer: its activity is unknown, never idle
             found = [f for f in found if f.rule != "idle"]
-        return rules.decide(st, found, current, now, slack, shadow)
+        d = rules.decide(st, found, current, now, slack, shadow)
+        if d.action != "reclaim" or reclaimed_at is not None:
+            return d  # a stop asked for already is not held again
+        held = savehold.hold(d.notice, c.activity, now, save_wait)
+        if held is None:
+            return d
+        # not yet: the notice stays announced (a warning of 0 announces it
+        # now), so the Lab's next report hears of it and saves
+        self.log.info("reclaim: %s is due (%s rule) but waits: %s", c.id, d.notice.rule,
+                      held.why)
+        if current is None:
+            return rules.Decision("warn", d.notice, held=True)
+        same = current.deadline == d.notice.deadline and current.numbers == d.notice.numbers
+        return rules.Decision("none" if same else "update", d.notice, held=True)
 
     def _targets(self, cands, docker_hosts: list[str]):
         out = []
@@ -100,8 +115,10 @@ class Reclaimer:
     async def run(self, now: dt.datetime, *, hub, slack: float, shadow: bool,
                   default_warning: int, docker_hosts: list[str], make_client,
                   docker_timeout: float, gpu: sources.GPUSource,
-                  released: Callable[[], None] = lambda: None) -> PassReport:
-        """One pass as of ``now``."""
+                  released: Callable[[], None] = lambda: None,
+                  save_wait: float = 0) -> PassReport:
+        """One pass as of ``now``; ``save_wait``: how long after its deadline
+        a stop may wait for a Lab's save (``savehold``; 0: never)."""
         report = PassReport()
         cands = await asyncio.to_thread(self._candidates, default_warning, now)
         live = {c.id for c in cands}
@@ -124,7 +141,7 @@ class Reclaimer:
         decisions = []
         for c in cands:
             d = self._judge(c, (hub_last or {}).get(c.id), hub_last is not None, now, slack,
-                            shadow)
+                            shadow, save_wait)
             decisions.append((c, d))
         report.judged = len(cands)
         todo = await asyncio.to_thread(self._apply, decisions, now, report)
@@ -141,6 +158,8 @@ class Reclaimer:
     def _apply(self, decisions, now: dt.datetime, report: PassReport) -> list[dict]:
         todo = []
         for c, d in decisions:
+            if d.held:
+                report.held.append(c.id)
             if d.action == "none":
                 continue
             with db.ledger_transaction(self.factory) as s:

@@ -73,10 +73,12 @@ class Notice:
 class Decision:
     """What the pass does: ``none``, ``warn`` (record ``notice``), ``update``
     (the notice's numbers or deadline changed), ``clear`` (the notice no longer
-    holds), ``reclaim`` or ``shadow`` (shadow mode: report it, stop nothing)."""
+    holds), ``reclaim`` or ``shadow`` (shadow mode: report it, stop nothing).
+    ``held``: a reclaim that is due but waits for the Lab's save (``savehold``)."""
 
     action: str
     notice: Notice | None = None
+    held: bool = False
 
 
 def _s(seconds: float) -> dt.timedelta:
