@@ -55,6 +55,9 @@ def pipes(tmp_path, monkeypatch):
     ("mps", Observed(control_socket=False), "MPS daemon not running (no control socket in /p)"),
     ("mps", Observed(control_socket=True, control_answer="exited 1"),
      "MPS daemon not answering: exited 1"),
+    ("mps", Observed(control_socket=True, control_answer=None, pipe_open=True),
+     "MPS pipe directory /p may be written by others than its owner (sessions mount it): "
+     "make it 0755 or stricter"),
     ("hami", Observed(library=True), ""),
     ("hami", Observed(library=False), "HAMi-core library absent (/lib/v.so)"),
     ("hami", Observed(library=None), ""),  # no library named: the image names its own
@@ -91,6 +94,28 @@ def test_mps_without_a_control_socket(tmp_path, pipes):
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "control").touch()  # a file is not the daemon's socket
     assert sharecheck.check("mps", pipe_directory=str(tmp_path / "other")).startswith(
+        "MPS daemon not running (no control socket in ")
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777, 0o775])
+def test_mps_with_a_pipe_directory_others_may_write_is_not_asked(pipes, mode):
+    # a session mounts it: its control socket could be a link by now
+    (pipes / "answers").touch()
+    os.chmod(pipes, mode)
+    assert sharecheck.check("mps", pipe_directory=str(pipes)).startswith(
+        f"MPS pipe directory {pipes} may be written by others")
+
+
+def test_mps_with_a_pipe_directory_or_control_socket_that_is_a_link(pipes, tmp_path):
+    (pipes / "answers").touch()
+    os.symlink(pipes, tmp_path / "linked")
+    assert "may be written by others" in sharecheck.check(
+        "mps", pipe_directory=str(tmp_path / "linked"))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "answers").touch()
+    os.symlink(pipes / "control", other / "control")  # the daemon's socket, by a link
+    assert sharecheck.check("mps", pipe_directory=str(other)).startswith(
         "MPS daemon not running (no control socket in ")
 
 

@@ -7,6 +7,9 @@ use it).
   ``control`` socket and ``nvidia-cuda-mps-control`` (on PATH), pointed at that
   directory, accepts ``get_server_list``. A client that cannot reach the
   daemon would run without limits, so a silent daemon means "cannot enforce".
+  Sessions mount the pipe directory: one that others than its owner may
+  write (or a link) could have its sockets replaced by a session, so it
+  also means "cannot enforce", and nothing there is connected to.
 - ``hami``: the HAMi-core library file exists (where a library is named: a
   Docker image names its own with a label, which the node cannot check).
 - ``framework`` and no mode: nothing to check (the framework hook is
@@ -39,11 +42,16 @@ class Observed:
     control_socket: bool = False
     control_answer: str | None = "not asked"
     library: bool | None = None
+    #: the pipe directory is a link, or others than its owner may write it
+    pipe_open: bool = False
 
 
 def decide(mode: str, seen: Observed, *, pipe_directory: str = "", library: str = "") -> str:
     """Why shares cannot be enforced in ``mode`` given ``seen``; "" when they can."""
     if mode == "mps":
+        if seen.pipe_open:
+            return (f"MPS pipe directory {pipe_directory} may be written by others than its "
+                    "owner (sessions mount it): make it 0755 or stricter")[:200]
         if not seen.control_socket:
             return f"MPS daemon not running (no control socket in {pipe_directory})"[:200]
         if seen.control_answer is not None:
@@ -56,9 +64,18 @@ def decide(mode: str, seen: Observed, *, pipe_directory: str = "", library: str 
 
 def has_control_socket(pipe_directory: str) -> bool:
     try:
-        return stat.S_ISSOCK(os.stat(os.path.join(pipe_directory, "control")).st_mode)
+        return stat.S_ISSOCK(os.lstat(os.path.join(pipe_directory, "control")).st_mode)
     except OSError:
         return False
+
+
+def pipe_open(pipe_directory: str) -> bool:
+    """Whether the pipe directory is a link, or others than its owner may write it."""
+    try:
+        st = os.lstat(pipe_directory)
+    except OSError:
+        return False  # missing: no control socket either
+    return not stat.S_ISDIR(st.st_mode) or bool(st.st_mode & 0o022)
 
 
 def ask_control(pipe_directory: str, timeout: float = TIMEOUT) -> str | None:
@@ -84,6 +101,8 @@ def observe(mode: str, *, pipe_directory: str = "", library: str = "",
             timeout: float = TIMEOUT) -> Observed:
     """Look at this machine as ``mode`` needs (blocking: run it in a thread)."""
     if mode == "mps":
+        if pipe_open(pipe_directory):
+            return Observed(pipe_open=True)
         sock = has_control_socket(pipe_directory)
         return Observed(sock, ask_control(pipe_directory, timeout) if sock else "not asked")
     if mode == "hami" and library:
