@@ -13,6 +13,7 @@ proxy, the gateway or the hub's checks, and the session is stopped.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import uuid
@@ -21,10 +22,13 @@ import pytest
 import requests
 
 import test_docker_isolation
-from docker_fixtures import HOSTS, group_on_first_engine
-from hub_fixtures import _ok
+from docker_fixtures import (HOSTS, SERVICE_CONFIG, _engines, docker_hub, group_on_first_engine,
+                             held, opts)
+from hub_fixtures import _ok, launch_hub
 from serving_fixtures import INFERENCE
-from session_fixtures import allocations, eventually, server_of, stop_server
+from session_fixtures import allocations, eventually, server_of, spawn, stop_server, wait_ready
+from test_crash_recovery import listening
+from test_docker_isolation import GET
 from test_replicas_docker import endpoint, replica_allocations, until_state
 
 GATEWAY = "/services/hubgrid-gateway/"
@@ -146,3 +150,70 @@ def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
     finally:
         hub.call("DELETE", f"endpoints/{e['id']}", "bob")
         eventually(lambda: endpoint(hub, e["id"]) is None, timeout=120, interval=0.5)
+
+
+def _accepts(path: str) -> bool:
+    with socket.socket(socket.AF_UNIX) as s:
+        return s.connect_ex(path) == 0
+
+
+HUB_CONFIG = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 2\n"
+              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+
+
+@pytest.fixture
+def own_hub(tmp_path):
+    """A Docker hub of this test's own (it is killed and started again)."""
+    with docker_hub(tmp_path, _engines(), HUB_CONFIG, (("own-a", HOSTS[0], 0),),
+                    SERVICE_CONFIG) as d:
+        yield d
+
+
+def test_a_hub_restart_rebinds_the_relay_where_no_session_planted_anything(own_hub, tmp_path):
+    """A hub started again binds each running session's relay anew, as root.
+    The session plants links everywhere it can write, pointing at a root-owned
+    file of the node, and keeps swapping them while the hub restarts: the
+    file keeps its owner and mode, the relay and the pinned server work."""
+    d = own_hub
+    victim = tmp_path / "victim"
+    victim.write_text("the node's\n")
+    os.chmod(victim, 0o644)
+    os.chmod(tmp_path, 0o755)  # the link resolves for whoever follows it
+    server = f"rs{uuid.uuid4().hex[:6]}"  # its container's name is unique on the engine
+    r = spawn(d.hub, "alice", server, **opts(cpu="0.5"))
+    assert r.status_code in (201, 202), r.text
+    wait_ready(d.hub, "alice", server)
+    a = held(d.hub, "alice", server)
+    url, c = d.container(a["id"])
+    relay = f"/run/hubgrid/sessions/{a['id']}/relay/hub.sock"
+    # what it can write: its own directory, where it keeps planting links
+    # named as the relay's and the server's sockets (in the background)
+    loop = (f"while true; do ln -sfn {victim} /run/hubgrid/hub.sock.x; "
+            "mv -T /run/hubgrid/hub.sock.x /run/hubgrid/hub.sock; done")
+    cl = d.engines[url]
+    cl.exec_start(cl.exec_create(c["Id"], ["sh", "-c", loop])["Id"], detach=True)
+    out = d.exec(url, c["Id"], ["sh", "-c", f"ln -s {victim} /run/hubgrid-relay/hub.sock.x "
+                                "2>&1; echo rc=$?"])
+    assert "Read-only file system" in out and out.endswith("rc=1"), out
+    # the hub dies and comes back: its first poll of the session binds the relay again
+    d.hub.process.send_signal(signal.SIGKILL)
+    d.hub.process.wait(timeout=30)
+    assert eventually(lambda: not _accepts(relay), timeout=30)  # it died with the hub
+    # and so did the service (else the new hub's launch would find the old one answering)
+    assert eventually(lambda: not listening(d.hub.ports["HUBGRID_SERVICE_PORT"]), timeout=30)
+    env = {"HUBGRID_SPAWNER": "docker", "HUBGRID_DOCKER_URL": HOSTS[0]}
+    new = launch_hub(d.hub.state, env, config=HUB_CONFIG, service_config=SERVICE_CONFIG,
+                     ports=d.hub.ports)
+    d.hub = new
+    assert eventually(lambda: _accepts(relay), timeout=60), \
+        "the restarted hub did not bind the relay again"
+    st = os.stat(victim)
+    assert (st.st_uid, st.st_gid, oct(st.st_mode & 0o777)) == (0, 0, "0o644")
+    sock = os.lstat(relay)
+    assert (sock.st_uid, oct(sock.st_mode & 0o777)) == (1000, "0o600")
+    # the session reaches the hub through its relay, and its server is reached on its pin
+    assert d.exec(url, c["Id"], ["python3", "-c", GET, "http://127.0.0.1:8081/hub/api/"]) == "200"
+    r = requests.get(f"{new.url}/user/alice/{server}/api/status", timeout=30,
+                     headers={"Authorization": f"token {new.token('alice')}"})
+    assert r.status_code == 200, r.text[:300]
+    stop_server(new, "alice", server)
