@@ -23,12 +23,14 @@ from hub_fixtures import _ok, require
 from session_fixtures import allocations, eventually, hub_log
 from slurm_fixtures import PARTITION, jobs, new_user
 from test_replicas_docker import proxy_routes
+from test_socket_attacks import node_socket  # noqa: F401 - a fixture
 
 GATEWAY = "/services/hubgrid-gateway/"
 #: a registry entry for the nodes' model servers (no container on Slurm):
 #: images/inference's, installed on the node (jupyterhub_config.py: replica_path)
 IMAGE = "hubgrid/inference:latest"
 SOCKETS = "/run/hubgrid/slurm-replicas"
+PINS = "/run/hubgrid/replica-pins"
 #: echo-chat, with pre-start actions that report what the replica may do
 DEFINITION = """\
 models:
@@ -147,8 +149,9 @@ def test_a_slurm_endpoint_serves_heals_scales_and_goes(slurm_serving):
     # accounted like any Slurm session: the group's partition, whole CPUs, the memory
     assert {(j["state"], j["partition"], j["cpus"], j["memory"]) for j in running_jobs} == {
         ("RUNNING", PARTITION, "1", "256M")}
-    for a in held:  # its socket, where the gateway's haproxy connects
+    for a in held:  # its socket, pinned where the gateway's haproxy connects
         assert os.path.exists(f"{SOCKETS}/{a['id']}/jupyter.sock")
+        assert os.path.samefile(f"{SOCKETS}/{a['id']}/jupyter.sock", f"{PINS}/{a['id']}.sock")
     # the hub's proxy has no route to a replica (a model server has no login)
     routes = proxy_routes(hub)
     assert any(d.get("hub") for d in routes.values()), routes
@@ -228,3 +231,40 @@ def test_a_replica_whose_command_is_missing_fails_the_endpoint_with_its_reason(s
 def _ok_text(r) -> str:
     assert r.status_code == 200, r.text
     return r.text
+
+
+def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
+        slurm_serving, node_socket):  # noqa: F811
+    """The replica's own uid, in its own socket directory (the one the job
+    binds in, the same directory on the node): its socket becomes a link to
+    a socket of the node. The gateway's haproxy and the hub connect to the
+    pin only; the hub's poll cancels the job and the endpoint starts another."""
+    hub, user, project, folder = slurm_serving
+    eid = _ok(hub.call("POST", "endpoints", user, json={
+        "name": "swap", "project": project, "resource_group": "default", "image": IMAGE,
+        "model_folder": folder, "slots": {"cpu": "0.5", "mem": "256M"}, "replicas": 1}), 201)["id"]
+    try:
+        until_state(hub, user, eid, "running", 1)
+        [a] = replica_allocations(hub, user, eid)
+        own = f"{SOCKETS}/{a['id']}"
+        pin = os.lstat(f"{PINS}/{a['id']}.sock")  # where haproxy and the hub connect
+        assert (pin.st_ino, pin.st_uid) == (os.lstat(f"{own}/jupyter.sock").st_ino, 1000)
+        token = _ok(hub.call("POST", f"endpoints/{eid}/tokens", user,
+                             json={"expires_in_days": 1}), 201)["token"]
+        health = f"{hub.url}{GATEWAY}e/{eid}/health"
+        auth = {"Authorization": f"Bearer {token}"}
+        assert eventually(lambda: requests.get(health, headers=auth, timeout=30).status_code
+                          == 200, timeout=60, interval=0.5)
+        subprocess.run(["setpriv", "--reuid", "1000", "--regid", "100", "--clear-groups",
+                        "sh", "-c", f"ln -s {node_socket.path} {own}/x && "
+                        f"mv -T {own}/x {own}/jupyter.sock"], check=True)
+        for _ in range(3):
+            r = requests.get(health, headers=auth, timeout=30)
+            assert "node-api" not in r.text, r.text
+        assert eventually(lambda: a["id"] not in {x["id"] for x in replica_allocations(
+            hub, user, eid)}, timeout=90), "the hub kept a replica whose socket became a link"
+        assert not os.path.lexists(f"{PINS}/{a['id']}.sock")
+        assert node_socket.connections == 0
+    finally:
+        hub.call("DELETE", f"endpoints/{eid}", user)
+        assert eventually(lambda: endpoint(hub, user, eid) is None, timeout=120)
