@@ -190,7 +190,7 @@ def make_folder_dir(host: Host, folder_id: str, uid: int | None, gid: int | None
     path.mkdir(mode=0o700)
     try:
         if os.geteuid() == 0 and uid is not None and gid is not None:
-            os.chown(path, uid, gid)
+            os.chown(path, uid, gid, follow_symlinks=False)  # just made: never a link
         os.chmod(path, FOLDER_MODE)
     except BaseException:
         path.rmdir()
