@@ -49,10 +49,13 @@ class SessionNetworkMixin:
             raise SpawnException(f"not started: session_socket_root: {e.strerror}",
                                  reason="config", status_code=500) from None
         await self._close_network()  # what a failed earlier start left
-        os.mkdir(net.directory, 0o755)  # root's: the pin and the relay live here
-        os.mkdir(net.session_dir, 0o700)
+        # modes set outright: the hub may run with umask 077 (make run), and the
+        # session must traverse to its relay's socket
+        for path, perms in ((net.directory, 0o755), (net.session_dir, 0o700),
+                            (net.relay_dir, 0o755)):
+            os.mkdir(path, perms)
+            os.chmod(path, perms)  # just made, in a directory only root writes
         os.chown(net.session_dir, self.session_uid, self.session_gid, follow_symlinks=False)
-        os.mkdir(net.relay_dir, 0o755)
         if not self.serving:  # a replica calls nothing: no relay
             await self._ensure_relay()
         return self._take_sandbox(mode)

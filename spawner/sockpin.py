@@ -46,6 +46,7 @@ def private_dir(path: str, mode: int = 0o755, make: bool = False) -> None:
     if make:
         try:
             os.mkdir(path, mode)
+            os.chmod(path, mode)  # whatever the umask
         except FileExistsError:
             pass
     st = os.lstat(path)

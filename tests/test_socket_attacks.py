@@ -157,8 +157,11 @@ def _accepts(path: str) -> bool:
         return s.connect_ex(path) == 0
 
 
+#: the hub under umask 077, as scripts/run.sh starts it: the session still
+#: reaches its relay, whose directory the hub makes
 HUB_CONFIG = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 2\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n"
+              "import os\nos.umask(0o077)\n")
 
 
 @pytest.fixture
