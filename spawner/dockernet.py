@@ -51,7 +51,11 @@ class SessionNetworkMixin:
         await self._close_network()  # what a failed earlier start left
         # modes set outright: the hub may run with umask 077 (make run), and the
         # session must traverse to its relay's socket
-        for path, perms in ((net.directory, 0o755), (net.session_dir, 0o700),
+        # the session's directory is root's alone: the pin, whose mode the
+        # session sets (it is its socket), is reached by root only (the hub,
+        # the proxy, haproxy); the session reaches its two directories
+        # through its mounts, which need no way through here
+        for path, perms in ((net.directory, 0o700), (net.session_dir, 0o700),
                             (net.relay_dir, 0o755)):
             os.mkdir(path, perms)
             os.chmod(path, perms)  # just made, in a directory only root writes

@@ -69,7 +69,7 @@ class InferenceSlurmMixin(Configurable):
         checked that the socket is the replica's own (a socket, owned by the
         owner of its directory, with no other name): the hub and the
         gateway's haproxy connect there, never to a name in a directory a
-        replica writes. Made by the hub (root's, mode 0711); must be on the
+        replica writes. Made by the hub (root's, mode 0700); must be on the
         same filesystem as ``replica_socket_root`` (a hard link). Lowercase.""",
     ).tag(config=True)
 
@@ -161,7 +161,8 @@ class InferenceSlurmMixin(Configurable):
             return
         try:
             os.makedirs(os.path.dirname(self.replica_pin_root), exist_ok=True)
-            sockpin.private_dir(self.replica_pin_root, 0o711, make=True)
+            # root's alone: a pin has the mode its replica gave its socket
+            sockpin.private_dir(self.replica_pin_root, 0o700, make=True)
         except OSError as e:
             raise SpawnException(f"not started: replica_pin_root: {e.strerror}",
                                  reason="config", status_code=500) from None

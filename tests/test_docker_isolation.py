@@ -175,7 +175,7 @@ def test_a_session_reaches_neither_another_session_nor_any_service_of_its_node(p
     assert a["id"] not in json.dumps(info["Mounts"])
     # the session's directory is root's (the pin lives there); its own part is its uid's alone
     top, own = (os.stat(f"/run/hubgrid/sessions/{a['id']}{p}") for p in ("", "/session"))
-    assert (top.st_uid, oct(top.st_mode & 0o777)) == (0, "0o755")
+    assert (top.st_uid, oct(top.st_mode & 0o777)) == (0, "0o700")
     assert (own.st_uid, oct(own.st_mode & 0o777)) == (1000, "0o700")
 
 

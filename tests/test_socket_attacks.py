@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import threading
 import uuid
 
@@ -139,6 +140,15 @@ def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
         base = f"{hub.url}{GATEWAY}e/{e['id']}/"
         # haproxy holds a connection to the replica open: the swap comes after a call
         requests.get(base + "health", headers=auth, timeout=30)
+        # the model server has no login: whatever mode the replica gives its
+        # socket, no local account of the node reaches it but through the gateway
+        dock.exec(url, c["Id"], ["chmod", "777", "/run/hubgrid/jupyter.sock"])
+        for uid in ("1000", "65534"):
+            probe = subprocess.run(
+                ["setpriv", "--reuid", uid, "--regid", "100", "--clear-groups", "python3", "-c",
+                 "import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])",
+                 f"/run/hubgrid/sessions/{a['id']}/jupyter.sock"], capture_output=True, text=True)
+            assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe
         swap(dock, c["Id"], node_socket.path)
         for path in ("version", "containers/json", "health"):
             r = requests.get(base + path, headers=auth, timeout=30)
