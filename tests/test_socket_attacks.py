@@ -145,7 +145,8 @@ def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
         dock.exec(url, c["Id"], ["chmod", "777", "/run/hubgrid/jupyter.sock"])
         for uid in ("1000", "65534"):
             probe = subprocess.run(
-                ["setpriv", "--reuid", uid, "--regid", "100", "--clear-groups", "python3", "-c",
+                ["setpriv", "--reuid", uid, "--regid", "100", "--clear-groups",
+                 "/usr/bin/python3", "-c",  # one every account may run (not a venv's or pyenv's)
                  "import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])",
                  f"/run/hubgrid/sessions/{a['id']}/jupyter.sock"], capture_output=True, text=True)
             assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe
