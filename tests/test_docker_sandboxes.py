@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from docker_fixtures import HOSTS, IMAGE, group_on_first_engine, held
-from session_fixtures import eventually, spawn, stop_server, wait_ready
+from session_fixtures import eventually, server_of, spawn, stop_server, wait_ready
 from spawner.docker import HubgridDockerSpawner
 from spawner.sandboxes import HOLDER_MEMORY, HUB_LABEL, joined_mode
 
@@ -34,9 +34,10 @@ def holders(dock) -> dict[str, dict]:
             if port in c["Labels"][HUB_LABEL]}
 
 
-def idle_holders(dock) -> list[str]:
+def idle_holders(dock, among: dict[str, dict] | None = None) -> list[str]:
+    """This hub's holders (``among``: those of one listing) no session joined."""
     joined = {c["HostConfig"]["NetworkMode"] for c in dock.engines[HOSTS[0]].containers(all=True)}
-    return [h for h in holders(dock) if joined_mode(h) not in joined]
+    return [h for h in (holders(dock) if among is None else among) if joined_mode(h) not in joined]
 
 
 def start(dock, user: str, server: str) -> dict:
@@ -53,8 +54,8 @@ def start(dock, user: str, server: str) -> dict:
 def pool_full(dock) -> bool:
     """Whether the pool of the session image is full: no fill is making
     holders any more (one that goes on would refill what a test removes)."""
-    everything = holders(dock)
-    mine = [h for h in idle_holders(dock) if everything[h]["Image"] == IMAGE]
+    everything = holders(dock)  # one listing: the pool fills while it is read
+    mine = [h for h in idle_holders(dock, everything) if everything[h]["Image"] == IMAGE]
     return len(mine) >= HubgridDockerSpawner.class_traits()["sandbox_pool_size"].default_value
 
 
@@ -113,6 +114,7 @@ def test_a_holder_that_cannot_be_joined_costs_the_session_nothing(pool):
         # the pool fills again, with holders that run
         assert eventually(lambda: idle_holders(pool), timeout=60), "the pool did not fill again"
         assert all(cl.inspect_container(h)["State"]["Running"] for h in idle_holders(pool))
-    finally:
-        stop_server(pool.hub, "bob", "pool-4")
-        stop_server(pool.hub, "alice", "pool-3")
+    finally:  # each that exists (a failure above may have left either)
+        for user, server in (("bob", "pool-4"), ("alice", "pool-3")):
+            if server_of(pool.hub, user, server) is not None:
+                stop_server(pool.hub, user, server)
