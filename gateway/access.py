@@ -18,7 +18,9 @@ taken); those open as a token opens its own, and any other answers 404
 An endpoint ``disabled`` by the service (its domain, project or creator
 is deactivated) takes no call: it is public no more, and a credential
 that would open it gets 403 saying why. Its own URL passes on only the
-HTTP methods it declares (``allow_method``: 405 otherwise).
+HTTP methods it declares (``allow_method``: 405 otherwise), on the paths
+it declares (``allow_path``: 404 otherwise; 400 for a path not in normal
+form, core/urlpaths.py).
 
 The OpenAI gateway names each endpoint the caller may use by a model id:
 its name, or ``project/name`` where two usable endpoints share a name
@@ -30,6 +32,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
+
+from quota_service.core import urlpaths
 
 from .table import Endpoint, Table
 
@@ -110,6 +114,20 @@ def allow_method(e: Endpoint, method: str) -> None:
     if method.upper() not in e.methods:
         raise Refusal(405, f"endpoint {e.name!r} does not take {method.upper()[:16]} calls; "
                       f"it takes {', '.join(sorted(e.methods))}", "method_not_allowed")
+
+
+def allow_path(e: Endpoint, raw: str) -> str:
+    """The normal form of ``raw`` (a request's path below ``e/<id>``, as
+    sent), when the endpoint's own URL passes it on; Refusal otherwise: 400
+    for a path not in normal form, 404 for one it does not declare."""
+    try:
+        path = urlpaths.normal(raw or "/")
+    except urlpaths.BadPath as ex:
+        raise Refusal(400, f"the path {raw[:200]!r} {ex}", "invalid_path") from None
+    if not urlpaths.allows(e.paths, path):
+        raise Refusal(404, f"endpoint {e.name!r} does not serve {path[:200]!r} here; its "
+                      f"paths are {', '.join(e.paths)}", "path_not_allowed")
+    return path
 
 
 def usable(table: Table, secret: str | None, now: dt.datetime,

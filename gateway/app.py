@@ -3,8 +3,10 @@
 Under the hub's proxy at ``/services/hubgrid-gateway/``:
 
 - ``e/<endpoint id>/<path>``: an endpoint's stable URL; the path and body
-  passed as they are to a healthy replica, for the methods the endpoint
-  declares (GET and POST unless its definition says otherwise; 405 else);
+  passed to a healthy replica, for the methods and paths the endpoint
+  declares (GET and POST on the OpenAI routes and its probe's path unless
+  its definition says otherwise; 405 or 404 else); the path is judged and
+  sent on in normal form (quota_service/core/urlpaths.py, 400 otherwise);
 - ``v1/models``, ``v1/chat/completions``, ``v1/completions``,
   ``v1/embeddings``: one OpenAI-compatible API over every endpoint the
   caller may use, routed by ``model`` (``access.usable``); the body's
@@ -33,6 +35,8 @@ from typing import Callable
 
 import httpx
 from tornado import web
+
+from quota_service.core import urlpaths
 
 from . import access, usercred
 from .access import Refusal
@@ -284,11 +288,13 @@ class EndpointHandler(Base):
                 else await self.users(token)  # a public endpoint asks nobody
             e = access.may_call(table, endpoint_id, secret, self.now(), users, refused)
             access.allow_method(e, self.request.method)
+            # judged as sent (tornado's ``path`` is decoded already), sent on normal
+            path = access.allow_path(e, self.request.path.partition(f"/e/{endpoint_id}")[2])
         except Refusal as r:
             if r.status == 405:
                 self.set_header("Allow", ", ".join(sorted(table.endpoints[endpoint_id].methods)))
             return self.refuse(r)
-        await self.call(e, path or "/", self.request.body)
+        await self.call(e, urlpaths.wire(path), self.request.body)
 
     get = post = put = patch = delete = head = options = _any
 

@@ -5,6 +5,7 @@ The service's ``GET serving/routes`` (internal token) answers::
     {"endpoints": [{"id", "name", "domain", "project", "public",
                     "disabled",           # why no call may reach it, or ""
                     "methods": ["GET", "POST"],   # what e/<id>/ passes on
+                    "paths": ["/v1/models", "/v2/*"],   # and where (core/urlpaths.py)
                     "state", "state_reason", "replicas_wanted", "wake",
                     "models": ["served model name", ...],
                     "health": {"path", "interval", "max_retries", "expected_status"},
@@ -15,13 +16,16 @@ Tokens are listed while active only (a revoked one is gone); ``sha256`` is
 the hex digest of the secret, as the service stores it. ``disabled`` says
 why an endpoint takes no call at all (its domain, project or creator is
 deactivated); ``methods`` are the HTTP methods its own URL passes on
-(``GET`` and ``POST`` where the service says nothing).
+(``GET`` and ``POST`` where the service says nothing), ``paths`` the
+paths (the OpenAI routes and the probe's path where it says nothing).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+
+from quota_service.core import urlpaths
 
 from .haproxycfg import Health, Replica, Route
 
@@ -52,6 +56,7 @@ class Endpoint:
     wake: bool = False  # a call may start it from zero (gateway/coldstart.py)
     disabled: str = ""  # why it takes no call (a deactivated domain, project or creator)
     methods: frozenset[str] = DEFAULT_METHODS  # what ``e/<id>/`` passes on
+    paths: tuple[str, ...] = urlpaths.DEFAULT_PATHS  # and where (urlpaths.allows)
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,9 @@ def read(doc: dict) -> Table:
             wanted=int(e.get("replicas_wanted", 1)), wake=bool(e.get("wake")),
             disabled=str(e.get("disabled") or ""),
             methods=frozenset(str(m).upper() for m in e["methods"]) if e.get("methods")
-            else DEFAULT_METHODS)
+            else DEFAULT_METHODS,
+            paths=tuple(str(p) for p in e["paths"]) if e.get("paths")
+            else urlpaths.declared(None, health.path))
         for t in e.get("tokens") or ():
             tokens[str(t["sha256"])] = Token(str(t["id"]), route.endpoint_id,
                                             _time(str(t["expires_at"])))

@@ -53,7 +53,7 @@ def doc(replicas1=(), replicas2=(), public3=True, now=NOW):
          "tokens": [{"id": "t1", "sha256": sha("secret-one"), "expires_at": later},
                     {"id": "t0", "sha256": sha("old-one"), "expires_at": earlier}]},
         {"id": EP2, "name": "chat", "domain": "acme", "project": "nlp", "public": False,
-         "models": ["echo"], "health": {},
+         "models": ["echo"], "health": {}, "paths": ["/v1/*"],
          "replicas": [{"name": n, "target": t} for n, t in replicas2],
          "tokens": [{"id": "t2", "sha256": sha("secret-two"), "expires_at": later}]},
         {"id": EP3, "name": "open", "domain": "beta", "project": "pub", "public": public3,

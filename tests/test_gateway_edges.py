@@ -134,8 +134,8 @@ async def test_a_table_not_refreshed_for_max_age_is_trusted_no_more(gateway):  #
         async with httpx.AsyncClient(base_url=base) as h:
             async def statuses():
                 token = {"Authorization": "Bearer secret-one"}
-                return [(await h.get(f"e/{EP1}/x", headers=token)).status_code,
-                        (await h.get(f"e/{EP3}/x")).status_code,
+                return [(await h.get(f"e/{EP1}/v1/models", headers=token)).status_code,
+                        (await h.get(f"e/{EP3}/v1/models")).status_code,
                         (await h.get("v1/models", headers=token)).status_code]
             now[0] += 30.0  # as old as trusted
             assert await statuses() == [200, 200, 200]
@@ -196,10 +196,10 @@ def test_the_real_gateway_stops_trusting_its_table_once_the_service_is_gone(tmp_
 
     def codes():
         try:
-            return [httpx.get(url + f"e/{EP1}/x", timeout=5,
+            return [httpx.get(url + f"e/{EP1}/v1/models", timeout=5,
                               headers={"Authorization": f"Bearer {secret}"}).json()["error"][
                                   "code"],
-                    httpx.get(url + f"e/{EP3}/x", timeout=5).json()["error"]["code"]]
+                    httpx.get(url + f"e/{EP3}/v1/models", timeout=5).json()["error"]["code"]]
         except (httpx.HTTPError, ValueError):
             return None
 

@@ -16,12 +16,12 @@ PACKAGES = ("quota_service", "spawner", "hub_ext", "authenticator", "gateway")
 #: what the hub-side packages may import from the service
 HUB_SIDE_MAY_IMPORT = ("quota_service.core.slots", "quota_service.core.schemas",
                        "quota_service.core.names", "quota_service.core.forwarded",
-                       "quota_service.core.sharecheck")
+                       "quota_service.core.sharecheck", "quota_service.core.urlpaths")
 #: pure packages: decisions over data, no IO
 PURE = ("quota_service.scheduling.placement", "quota_service.scheduling.admission",
         "quota_service.scheduling.ordering", "quota_service.core.slots",
         "quota_service.core.names", "quota_service.core.errors", "quota_service.core.images",
-        "quota_service.core.sizes",
+        "quota_service.core.sizes", "quota_service.core.urlpaths",
         # model serving's rules; its manager (serving.endpoints) is an IO edge
         "quota_service.serving.modeldef", "quota_service.serving.fields",
         "quota_service.serving.prestart", "quota_service.serving.tokens",

@@ -306,23 +306,31 @@ async def test_a_step_up_past_the_creators_limits_is_clamped_then_refused(env): 
 
 # -------------------------------------- what e/<id>/ passes on, deactivation
 
-async def test_the_table_says_which_methods_an_endpoints_own_url_passes_on(env):  # noqa: F811
-    """GET and POST unless the definition's ``service.methods`` says more."""
+async def test_the_table_says_which_methods_and_paths_an_endpoints_own_url_passes_on(
+        env):  # noqa: F811
+    """GET and POST on the OpenAI routes and the probe's path, unless the
+    definition's ``service.methods`` and ``service.paths`` say otherwise."""
     ep = await env.ok("POST", "endpoints", "alice", 201, env.body())
     await replica(env, ep, 1)
     defined = CHAT.replace(b"      port: 8000\n", b"      port: 8000\n      methods: [get, POST, "
-                           b"DELETE]\n")
+                           b"DELETE]\n      paths: [/predict, '/v2/*']\n")
     assert defined != CHAT
     folder = await env.folder_with("alice", defined)
     checked = await env.ok("POST", "endpoints/validate", "alice", 200,
                            env.body(model_folder=folder))
     assert checked["definition"]["models"][0]["methods"] == ["GET", "POST", "DELETE"]
+    assert checked["definition"]["models"][0]["paths"] == ["/predict", "/v2/*"]
     other = await env.ok("POST", "endpoints", "alice", 201, env.body(model_folder=folder))
     await replica(env, other, 1)
     table = await env.ok("GET", "internal/serving/routes", "internal", 200)
     rows = {e["id"]: e for e in table["endpoints"]}
     assert rows[ep["id"]]["methods"] == ["GET", "POST"]
     assert rows[other["id"]]["methods"] == ["GET", "POST", "DELETE"]
+    # and where: the OpenAI routes and the probe's path, or the definition's list
+    assert rows[ep["id"]]["paths"] == ["/v1/models", "/v1/chat/completions",
+                                       "/v1/completions", "/v1/embeddings",
+                                       rows[ep["id"]]["health"]["path"]]
+    assert rows[other["id"]]["paths"] == ["/predict", "/v2/*"]
     bad = await env.folder_with("alice", CHAT.replace(
         b"      port: 8000\n", b"      port: 8000\n      methods: [GET, CONNECT]\n"))
     checked = await env.ok("POST", "endpoints/validate", "alice", 200,

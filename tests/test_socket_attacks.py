@@ -151,7 +151,7 @@ def test_a_replica_that_swaps_its_socket_for_a_link_serves_nothing_of_the_node(
                  f"/run/hubgrid/sessions/{a['id']}/jupyter.sock"], capture_output=True, text=True)
             assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe
         swap(dock, c["Id"], node_socket.path)
-        for path in ("version", "containers/json", "health"):
+        for path in ("v1/models", "health", "version", "containers/json"):
             r = requests.get(base + path, headers=auth, timeout=30)
             assert "node-api" not in r.text, (path, r.status_code)
         # the hub's poll finds the swap: that replica goes (the endpoint starts another)

@@ -77,6 +77,7 @@ def definition_model(d: modeldef.ModelDefinition) -> dict:
             "port": svc.port if svc else None,
             "start_command": list(svc.argv) if svc else None,
             "methods": list(svc.methods) if svc else None,  # what e/<id>/ passes on
+            "paths": list(svc.allowed_paths) if svc else None,
             "health_check": None if svc is None or svc.health_check is None else {
                 "path": svc.health_check.path,
                 "interval": str(svc.health_check.interval),

@@ -22,6 +22,9 @@ defaults::
             initial_delay: 60          # seconds before the first probe
           methods: [GET, POST]         # optional (hubgrid's): what the gateway's
                                        # e/<id>/ passes on; the default
+          paths: [/v1/chat/completions, /v2/models/*]  # optional (hubgrid's): the
+                                       # paths e/<id>/ passes on; by default the
+                                       # OpenAI routes and the health check's path
         metadata: {title, author, version, created, last_modified, description,
                    task, category, architecture, framework: [..], label: [..],
                    license, min_resource: {slot: amount}, ...any other key}
@@ -49,6 +52,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from quota_service.core import urlpaths
 from quota_service.serving.fields import (FieldProblem, ModelDefinitionError, Reader,
                                           clean_path, kind)
 from quota_service.serving.prestart import (PRE_START_ACTIONS, REFUSED_ACTIONS,
@@ -97,6 +101,15 @@ class ServiceConfig:
     health_check: HealthCheck | None = None
     #: the HTTP methods the gateway passes on at ``e/<id>/`` (hubgrid's own field)
     methods: tuple[str, ...] = DEFAULT_METHODS
+    #: the paths it passes on there, as listed (None: core/urlpaths.py's defaults)
+    paths: tuple[str, ...] | None = None
+
+    @property
+    def allowed_paths(self) -> tuple[str, ...]:
+        """The paths ``e/<id>/`` passes on: the listed ones, else the OpenAI
+        routes and the health check's path."""
+        return urlpaths.declared(self.paths, self.health_check.path if self.health_check
+                                 else None)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -251,7 +264,7 @@ def _model_path(r: Reader, path: str, value) -> str | None:
 
 def _service(r: Reader, path: str, value) -> ServiceConfig | None:
     value = r.mapping(path, value, ("pre_start_actions", "start_command", "shell", "port",
-                                    "health_check", "methods"))
+                                    "health_check", "methods", "paths"))
     if value is None:
         return None
     before = len(r.problems)
@@ -280,10 +293,35 @@ def _service(r: Reader, path: str, value) -> ServiceConfig | None:
     methods = DEFAULT_METHODS
     if value.get("methods") is not None:  # null means the default
         methods = _methods(r, f"{path}.methods", value["methods"])
+    paths = None
+    if value.get("paths") is not None:  # null means the default
+        paths = _paths(r, f"{path}.paths", value["paths"])
     if len(r.problems) > before:
         return None
     return ServiceConfig(start_command=command, port=port, shell=shell,
-                         pre_start_actions=actions, health_check=health, methods=methods)
+                         pre_start_actions=actions, health_check=health, methods=methods,
+                         paths=paths)
+
+
+def _paths(r: Reader, path: str, value) -> tuple[str, ...] | None:
+    """A non-empty list of paths in normal form, or ``/prefix/*``, each once
+    (core/urlpaths.py)."""
+    entries = r.strings(path, value, limit=urlpaths.MAX_PATHS)
+    if entries is None:
+        return None
+    if not entries:
+        r.bad(path, "must list at least one path (leave it out for the OpenAI routes)")
+        return None
+    ok = True
+    for i, entry in enumerate(entries):
+        why = urlpaths.pattern_problem(entry)
+        if why:
+            r.bad(f"{path}[{i}]", why)
+            ok = False
+    if ok and len(set(entries)) != len(entries):
+        r.bad(path, "lists a path twice")
+        ok = False
+    return entries if ok else None
 
 
 def _methods(r: Reader, path: str, value) -> tuple[str, ...] | None:

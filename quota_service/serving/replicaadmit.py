@@ -47,6 +47,7 @@ def service_of(d: modeldef.ModelDefinition, image_labels: dict | None = None) ->
            "health_path": h.path if h else None,
            # what the gateway passes on to it at e/<id>/ (serving/routes.py)
            "methods": list(svc.methods),
+           "paths": list(svc.allowed_paths),
            "unix_socket": (image_labels or {}).get(UNIX_SOCKET_LABEL) == "1",
            # run in the replica before argv (spawner/inference.py, hubgrid-prestart)
            "pre_start": [{"action": a.action, "args": {k: (list(v) if isinstance(v, tuple)

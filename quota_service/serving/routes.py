@@ -14,7 +14,9 @@ Every endpoint that is not being deleted, with:
 - its state and the replicas it wants, and whether a call may wake it from
   zero (``wake``: scaling.may_wake), for the gateway's cold start;
 - the HTTP methods its own URL (``e/<id>/``) passes on (``methods``: the
-  definition's ``service.methods``, GET and POST by default);
+  definition's ``service.methods``, GET and POST by default), and the paths
+  (``paths``: its ``service.paths``, else the OpenAI routes and the health
+  check's path: core/urlpaths.py);
 - ``disabled``: why it takes no call at all, or "": its domain, its
   project or its creator is deactivated (or the creator is gone). Such an
   endpoint is listed (its replicas are still probed) but not public, and
@@ -34,6 +36,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core.models import Allocation, Endpoint, EndpointToken, Project, User
+from ..core import urlpaths
 from ..core.orm import aware, iso
 from . import scaling
 
@@ -53,6 +56,12 @@ def health_of(service: dict) -> dict:
         if service.get(f"health_{key}"):
             h[key] = int(service[f"health_{key}"])
     return h
+
+
+def paths_of(service: dict) -> list[str]:
+    """What ``e/<id>/`` passes on, from what admission kept of the definition
+    (a replica admitted before paths were kept gets the defaults)."""
+    return list(service.get("paths") or urlpaths.declared(None, service.get("health_path")))
 
 
 def disabled(project: Project, creator: User | None, created_by: str) -> str:
@@ -103,6 +112,7 @@ def table(s: Session, now: dt.datetime) -> dict:
             "project": project.name, "public": bool(e.public) and not why, "disabled": why,
             "methods": list(services[0].get("methods") or DEFAULT_METHODS) if services
             else list(DEFAULT_METHODS),
+            "paths": paths_of(services[0] if services else {}),
             "state": e.state, "state_reason": e.state_reason or "",
             "replicas_wanted": e.replicas, "wake": scaling.may_wake(e),
             "models": sorted({svc["model"] for svc in services if svc.get("model")}),
