@@ -1,4 +1,4 @@
-"""hubgrid's serving data plane (issue 23): the gateway that callers of
+"""hubgrid's serving data plane: the gateway that callers of
 endpoints talk to, and the load balancer under it.
 
 It owns no fact: endpoints, replicas and tokens live in the service, which

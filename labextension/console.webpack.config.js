@@ -1,5 +1,5 @@
 /**
- * The hubgrid console's bundle (issue #19): src/console.ts, compiled by tsc
+ * The hubgrid console's bundle: src/console.ts, compiled by tsc
  * into lib/, with the styles it needs outside JupyterLab (Lumino's, the
  * ui-components' and apputils' ones, JupyterLab's light theme variables and
  * the extension's own), into ../quota_service/console_static/, which the

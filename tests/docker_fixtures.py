@@ -23,7 +23,7 @@ IMAGE = "hubgrid/base:latest"
 MiB = 2**20
 #: a reclaim pass every second (the lifetime test); the demo's umask
 #: (scripts/run.sh): what the service writes into folders must still be the
-#: sessions' (issue 19: uploads were root:root 0600 under it)
+#: sessions' (uploads must not land root:root 0600 under it)
 SERVICE_CONFIG = ("c.HubgridService.reclaim_interval = 1.0\n"
                   "import os\nos.umask(0o077)\n")
 

@@ -1,4 +1,4 @@
-"""What every test of serving on the real Docker engine shares (issue 23):
+"""What every test of serving on the real Docker engine shares:
 one inference-only resource group on the shared Docker hub
 (docker_fixtures.dock), the inference image registered, and bob's two model
 folders (the real all-MiniLM-L6-v2 embeddings model, and the echo-chat

@@ -1,4 +1,4 @@
-"""The access log page's export: GET audit?format=csv (issue #13), with the
+"""The access log page's export: GET audit?format=csv, with the
 same filters and scope as the JSON listing, every page of it, cells a
 spreadsheet would run as formulas defused."""
 

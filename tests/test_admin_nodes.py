@@ -1,6 +1,6 @@
 """The node page's endpoint: a node's sessions, each GPU's shares and who
 holds them, and how long until it is empty at its sessions' lifetime
-limits (issue #13). ``devicemap`` is tested as data; the endpoint through
+limits. ``devicemap`` is tested as data; the endpoint through
 the real tornado app."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The scheduler page's endpoints: a resource group's pending queue in the
 scheduler's order, an admin's change of a request's priority or place, and
-its cancellation (issue #13). The move rule is tested as data
+its cancellation. The move rule is tested as data
 (``scheduling.queueadmin``); the endpoints through the real tornado app."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""POST allocations/{id}/stop, the Sessions (all) page's stop (issue #13):
+"""POST allocations/{id}/stop, the Sessions (all) page's stop:
 an API session is released at once; a hub server's session is stopped
 through the hub (its spawner releases it), or refused 503 when the service
 has no hub API. Through the real tornado app; the hub is a recording double."""

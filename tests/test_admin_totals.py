@@ -1,4 +1,4 @@
-"""The Domains and projects page's totals (issue #13): a domain's and its
+"""The Domains and projects page's totals: a domain's and its
 projects' use per slot, running and pending, against their limits."""
 
 from __future__ import annotations

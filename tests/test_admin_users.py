@@ -1,4 +1,4 @@
-"""The Users page's endpoints (issue #13): searching users (q, role,
+"""The Users page's endpoints: searching users (q, role,
 active) and adding many from a CSV file or JSON rows, each row created
 whole or refused with its reason."""
 

@@ -250,7 +250,7 @@ def test_domain_admin_cannot_set_limits_above_the_domain_total(world):  # noqa: 
         hub.call("PATCH", "domains/acme", "admin", json={"total_resource_slots": {}})
 
 
-# --- images and sessions (issue #4) ------------------------------------------------
+# --- images and sessions ------------------------------------------------
 
 @pytest.mark.parametrize(
     "body,status,words",

@@ -1,4 +1,4 @@
-"""What a black-box security probe of the API found (issue 19, item 11),
+"""What a black-box security probe of the API found,
 each checked through the real tornado app of the service: deep JSON, other
 domains' resource group names, sessions with no resources, and the OpenAPI
 document against what the service answers."""

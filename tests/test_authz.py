@@ -149,7 +149,7 @@ RULES = {
         authz.audit_scope,
         outcomes(OK, OK, OK, Denied, Denied, Denied),
     ),
-    # model serving (issue #23): endpoints of project acme/ml
+    # model serving: endpoints of project acme/ml
     "see, use or give tokens to an endpoint of acme/ml": (
         lambda p: authz.require_see_endpoint(p, "acme", "ml", "e1"),
         outcomes(OK, OK, Hidden, OK, Hidden, Hidden),

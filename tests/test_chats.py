@@ -1,4 +1,4 @@
-"""Chat history kept on the server, per user (issue #23): conversations and
+"""Chat history kept on the server, per user: conversations and
 their messages over HTTP, through the service's real app
 (tests/service_app.py) on SQLite and PostgreSQL.
 

@@ -87,7 +87,7 @@ def test_start_wait_list_and_stop_a_session_and_use_the_command_inside_it(world)
         assert code == 0 and [x["id"] for x in json.loads(out)
                               if x["server_name"] == name] == [a["id"]], err
         # a running session's output (its Jupyter server's log), by name, id or the
-        # start of it, from outside and from inside (issue #19: printed nothing)
+        # start of it, from outside and from inside (it must not print nothing)
         for who in (env, inside):
             for ref in (name, a["id"], a["id"][:8]):
                 assert eventually(lambda: "Jupyter" in hubgrid(who, "sessions", "logs", ref)[1],

@@ -1,4 +1,4 @@
-"""``hubgrid serve`` end to end (issue 23): bob, with his hub token as in a
+"""``hubgrid serve`` end to end: bob, with his hub token as in a
 session, makes an endpoint of the echo-chat stand-in from his folder on
 the shared Docker hub's inference group (serving_fixtures.serving), the
 serving controller starts its replica on the real Docker engine, a token

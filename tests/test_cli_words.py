@@ -1,4 +1,4 @@
-"""The CLI's and the widgets' words (issue #19 item 9): the same words for
+"""The CLI's and the widgets' words: the same words for
 the same states as the Lab UI (one mapping, jupyterlab_hubgrid/words.py,
 checked against labextension/src/words.ts), and ``hubgrid me`` saying what
 its parentheses mean. Pure: no service."""

@@ -1,4 +1,4 @@
-"""The console (issue #19) as the service serves it, through its real app
+"""The console as the service serves it, through its real app
 (no hub: callers send keypairs; tests/ui_console_checks.py drives it in
 Chromium through the real hub, logged in with the OAuth cookie):
 

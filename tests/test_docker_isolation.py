@@ -1,4 +1,4 @@
-"""Docker sessions isolated on their node (issue 21), black-box, through the
+"""Docker sessions isolated on their node, black-box, through the
 real hub and proxy on the shared Docker hub (tests/docker_fixtures.py).
 
 Two users' sessions on the same node: each has a network of its own, so

@@ -1,5 +1,5 @@
 """Does one replica of an endpoint fit the resource group's nodes
-(``serving.fit.capacity``, issue #23), with plain data: what no node could
+(``serving.fit.capacity``), with plain data: what no node could
 ever hold is a problem, what lets replicas wait is a warning; every message
 in exact decimal text."""
 

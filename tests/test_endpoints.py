@@ -1,4 +1,4 @@
-"""Endpoints of model serving and their bearer tokens (issue #23, part 2)
+"""Endpoints of model serving and their bearer tokens
 over HTTP, through the service's real app (tests/service_app.py) on SQLite
 and PostgreSQL: validate-before-create and each problem it finds, create,
 list, get, change, delete, tokens (shown once, only the hash kept, expiry,

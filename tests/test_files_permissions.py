@@ -66,7 +66,7 @@ def test_an_operation_that_never_overwrites_refuses_the_flag():
         vfiles.required_permission("chmod")
 
 
-# --- the attack from issue #9 -------------------------------------------------------
+# --- the attack: a link planted in a folder ---------------------------------------
 
 async def test_an_rw_invitee_cannot_hide_and_replace_the_owners_file(files):
     original = os.urandom(4096)

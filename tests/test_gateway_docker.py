@@ -1,4 +1,4 @@
-"""The serving gateway end to end (issue 23): through the real hub, its
+"""The serving gateway end to end: through the real hub, its
 configurable-http-proxy and the gateway the hub runs (hubgrid-gateway, with
 real haproxy), to replicas of a real model (all-MiniLM-L6-v2) that the
 serving controller started on the real Docker engine. The openai client

@@ -1,4 +1,4 @@
-"""A Lab user's own hub token at the gateway (issue 23), end to end: the
+"""A Lab user's own hub token at the gateway, end to end: the
 real hub, its proxy, the gateway it runs and the service that decides.
 bob's and alice's hub tokens (both members of acme/ml) open bob's echo-chat
 endpoint, gina's (globex) does not, an unknown token is 401; the openai

@@ -221,7 +221,7 @@ def test_desired_state_follows_a_user_moved_to_another_domain(tenancy):
     assert "alice" in desired.groups["globex"][1]
 
 
-# --- revoking once (issue 19: "revoke <user>" logged on every pass) ------------------
+# --- revoking once ("revoke <user>" must not be logged on every pass) -------------
 
 def test_a_revoked_user_is_revoked_again_only_when_something_may_be_there():
     desired = state(users=["ada"], inactive=["ada"])

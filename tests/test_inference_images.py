@@ -1,4 +1,4 @@
-"""Images for the replicas of model-serving endpoints (issue #23): the label
+"""Images for the replicas of model-serving endpoints: the label
 ``ai.hubgrid.inference-image`` makes an image registrable, as serving the
 session type ``inference`` only, so that no Jupyter session starts on it
 and the spawn form does not offer it.

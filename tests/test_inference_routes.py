@@ -1,4 +1,4 @@
-"""The inference servers' answer to a route they do not serve (issue 23),
+"""The inference servers' answer to a route they do not serve,
 with the real chat stand-in (images/inference, run as a process on a Unix
 socket, as test_gateway runs it): a caller who picked the wrong kind of
 model (the Chat page offers every model the gateway lists, embeddings ones

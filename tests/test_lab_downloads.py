@@ -1,4 +1,4 @@
-"""Downloads without a credential in the URL (issue #19 item 9): the Lab asks
+"""Downloads without a credential in the URL: the Lab asks
 its server for a one-use ticket (an authenticated, XSRF-checked POST) and
 the browser follows ``hubgrid/download/<ticket>``; through a real Jupyter
 server forwarding to the real service (tests/lab_fixtures.py)."""

@@ -1,5 +1,5 @@
 """A refusal of the Lab forwarder reaches the browser through the real
-proxy, and the connection stays usable (issue 19, item 11).
+proxy, and the connection stays usable.
 
 The forwarder (labextension/jupyterlab_hubgrid/routes.py) refuses some
 calls before it reads their body: a visitor of a shared server, a caller

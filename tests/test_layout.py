@@ -213,7 +213,7 @@ SERVING_BUILDS_ON = ("quota_service.core", "quota_service.serving", "quota_servi
 
 
 def test_serving_builds_on_the_core_and_the_domain_packages_only():
-    """``serving`` (issue 23) stands on ``core`` and on the ledger, the
+    """``serving`` stands on ``core`` and on the ledger, the
     registry and the folders: never on the API, the runtime or the app."""
     wrong = sorted((m, t) for m, ts in GRAPH.items() if m.startswith("quota_service.serving")
                    for t in ts if t.startswith("quota_service.") and not t.startswith(

@@ -197,7 +197,7 @@ def alice_shares_with_ada(w):
     return parts
 
 
-#: the model folder of the serving rows (issue #23): per hub, and the one
+#: the model folder of the serving rows: per hub, and the one
 #: ``serving_ready`` readied last (what ``endpoint_body`` names)
 SERVING: dict[str, str] = {}
 MODEL_DEFINITION = (b"models:\n  - name: m\n    model_path: /models\n    service:\n"
@@ -372,7 +372,7 @@ CASES = [
     ("delete-keypair", "DELETE", "keypairs/{key}", None, tmp_alice_key,
      expect(404, alice=204, ada=204, admin=204)),
     ("read-audit", "GET", "audit", None, nothing, expect(403, ada=200, gus=200, admin=200)),
-    # the admin pages (issue #13; tests/test_admin_*.py check what each sees)
+    # the admin pages (tests/test_admin_*.py check what each sees)
     ("export-audit-csv", "GET", "audit?format=csv&action=user.create", None, nothing,
      expect(403, ada=200, gus=200, admin=200)),
     ("search-users", "GET", "users?q=a&role=user&active=true", None, nothing,
@@ -438,7 +438,7 @@ CASES = [
      expect(404, alice=200, ada=200, admin=200)),
     ("stop-allocation", "POST", "allocations/{allocation}/stop", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
-    # a session's own face (issue #19): whoever may see the session
+    # a session's own face: whoever may see the session
     ("allocation-history", "GET", "allocations/{allocation}/history", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
     ("allocation-usage", "GET", "allocations/{allocation}/usage", None, alice_allocation,
@@ -530,7 +530,7 @@ CASES = [
      {**TUS, "Content-Type": "application/offset+octet-stream", "Upload-Offset": "0"}),
     ("tus-terminate", "DELETE", "vfolders/{folder}/tus/{upload}", None, alice_tus_upload,
      expect(404, alice=204), TUS),
-    # model serving (issue #23): members create; members and admins of the
+    # model serving: members create; members and admins of the
     # domain see and give tokens; its creator and admins change and delete
     # it; public is for admins
     ("list-endpoints", "GET", "endpoints", None, nothing, expect(200)),
@@ -569,7 +569,7 @@ CASES = [
     ("append-to-chat", "POST", "chats/{chat}/messages",
      {"messages": [{"role": "assistant", "content": "hello"}]}, alice_chat,
      expect(404, alice=200)),
-    # the Model Store (issue #23): admins of the scope publish, change and
+    # the Model Store: admins of the scope publish, change and
     # unpublish; who sees an entry checks and deploys it into a project of theirs
     ("list-store-models", "GET", "model-store", None, nothing, expect(200)),
     ("publish-store-model", "POST", "model-store", store_publish_body, store_folder,

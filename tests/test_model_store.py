@@ -1,4 +1,4 @@
-"""The Model Store (issue #23) over HTTP, through the service's real app
+"""The Model Store over HTTP, through the service's real app
 (tests/service_app.py) on SQLite and PostgreSQL: publishing a model folder
 (who may, to which scope, every problem that refuses it), the cards each
 caller sees, changing and unpublishing an entry, the check and the deploy

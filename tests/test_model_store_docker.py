@@ -1,4 +1,4 @@
-"""A Model Store deploy on the real hub, proxy and Docker engine (issue 23):
+"""A Model Store deploy on the real hub, proxy and Docker engine:
 the superadmin publishes a model folder of their own (the echo-chat
 stand-in) to acme; bob, who cannot read that folder, checks and deploys
 it in one call into acme/ml on the shared inference group; its replica

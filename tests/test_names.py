@@ -126,7 +126,7 @@ def test_every_accepted_user_name_is_a_safe_path_segment(value):
     assert value.isascii()
 
 
-# --- the one rule of characters: file paths and every entity name (issue #9) ---
+# --- the one rule of characters: file paths and every entity name ---
 
 SPOOFING_CHARS = {
     "right-to-left override": "\u202e", "left-to-right embedding": "\u202a",

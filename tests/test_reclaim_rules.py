@@ -260,7 +260,7 @@ def test_the_public_notice_says_what_and_when_and_whether_it_can_be_kept():
 
 
 def test_reasons_say_times_in_utc_to_the_second_and_the_numbers_keep_iso():
-    """Issue #19 item 9: no raw ISO time (microseconds, offsets) in the texts
+    """No raw ISO time (microseconds, offsets) in the texts
     people read; the numbers stay machine-readable."""
     st = rules.Settings(idle_timeout=600, max_lifetime=3600)
     started = T0 + dt.timedelta(microseconds=123456)

@@ -1,4 +1,4 @@
-"""Endpoints' replicas on the real hub, proxy and Docker engine (issue 23):
+"""Endpoints' replicas on the real hub, proxy and Docker engine:
 the serving controller starts them as named servers of the endpoint's
 creator through the hub, the ledger admits them, the Docker spawner runs the
 model definition's command in hubgrid/inference with the model folder

@@ -1,4 +1,4 @@
-"""Endpoints' replicas as jobs of the real single-node Slurm (issue 23), through
+"""Endpoints' replicas as jobs of the real single-node Slurm, through
 the real hub, its proxy and its gateway (real haproxy): the serving
 controller starts each replica as a named server of the endpoint's creator,
 the ledger admits it, the Slurm spawner submits a job that runs the model

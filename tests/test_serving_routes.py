@@ -1,4 +1,4 @@
-"""The gateway's side of the service (issue #23): the route table it serves
+"""The gateway's side of the service: the route table it serves
 (``GET internal/serving/routes``) and the reports it sends back (``POST
 internal/serving/report``), through the service's real app on SQLite and
 PostgreSQL; and the health rules (serving/health.py) with plain data."""

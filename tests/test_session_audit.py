@@ -1,4 +1,4 @@
-"""Sessions in the access log (issue #19): each session's start, wait,
+"""Sessions in the access log: each session's start, wait,
 admission and end are ``session.*`` records about its allocation id, with
 its user, server, resources (exact, binary units) and node, and how it
 ended; drains, undrains and grants say what they did. Through the ledger

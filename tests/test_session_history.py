@@ -1,7 +1,7 @@
-"""GET allocations/{id}/history and GET allocations/{id}/usage (issue #19
-item 8): a session's scheduling history (asked, queued and why, admitted
-where, warned, kept, stopped by whom, reclaimed, cancelled) and its live
-use from the reclaim pass's readings, for whoever may see the session.
+"""GET allocations/{id}/history and GET allocations/{id}/usage: a session's
+scheduling history (asked, queued and why, admitted where, warned, kept,
+stopped by whom, reclaimed, cancelled) and its live use from the reclaim
+pass's readings, for whoever may see the session.
 Through the real tornado app; the pure builders with plain data."""
 
 from __future__ import annotations

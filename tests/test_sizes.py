@@ -1,4 +1,4 @@
-"""Sizes people type (issue #19 item 9): "32G", "512 MiB", "1.5G" or bytes,
+"""Sizes people type: "32G", "512 MiB", "1.5G" or bytes,
 read exactly by the service (quota_service/core/sizes.py) and by the
 session-side client (jupyterlab_hubgrid.amounts, the CLI's --mem) alike,
 accepted by the API where it takes a size, and shown as the Lab shows them."""

@@ -1,4 +1,4 @@
-"""The ops admin pages (issue #13) in a real headless Chromium through the
+"""The ops admin pages in a real headless Chromium through the
 REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start for the
 superadmin ``admin`` and one for ``ada`` (acme's domain admin).
 

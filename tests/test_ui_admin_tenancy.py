@@ -1,4 +1,4 @@
-"""The tenancy admin pages (issue #13) in a real headless Chromium through
+"""The tenancy admin pages in a real headless Chromium through
 the REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start each
 for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
 (a plain acme user), the three started side by side.
@@ -38,7 +38,7 @@ import pytest
 
 from hub_fixtures import hub, world  # noqa: F401
 from session_fixtures import eventually, hub_log
-# the console's tests (issue #19) run here, on this module's hub: they need no Lab
+# the console's tests run here, on this module's hub: they need no Lab
 from ui_console_checks import (test_console_a_domain_admin_with_no_project_administers_his_domain,  # noqa: F401
                                test_console_a_plain_user_finds_her_pages_and_no_admin_page,
                                test_console_the_hubs_admin_panel_links_it)

@@ -1,4 +1,4 @@
-"""The Chat page in Lab (issue 23), in a real headless Chromium on the shared
+"""The Chat page in Lab, in a real headless Chromium on the shared
 Docker hub (serving_fixtures.serving_lab: bob's Lab in a Docker session):
 bob picks his echo-chat endpoint's model, types, and the answer streams in
 through the Lab's forward (``hubgrid/gateway/``, server-sent events) and the

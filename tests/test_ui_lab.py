@@ -502,7 +502,7 @@ def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, l
     assert dialogs == [], dialogs
 
 
-# -- the sizes and the queue (issue #19, items 5 and 6) ----------------------------------
+# -- the sizes and the queue ----------------------------------
 
 
 def preset_choice(select) -> tuple[str, list[str]]:

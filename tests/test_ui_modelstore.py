@@ -1,4 +1,4 @@
-"""The Model Store page in Lab (issue 23), in a real headless Chromium on
+"""The Model Store page in Lab, in a real headless Chromium on
 the shared Docker hub (serving_fixtures.serving_lab: bob's Lab in a Docker
 session). The superadmin publishes a folder of their own (the echo-chat
 stand-in) twice: to acme as it is, and to every domain with a replica too

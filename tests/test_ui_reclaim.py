@@ -1,4 +1,4 @@
-"""Idle reclamation in the Lab extension (issue #12, item 1), in headless
+"""Idle reclamation in the Lab extension, in headless
 Chromium through the REAL hub, proxy and service (local spawner), the
 service's reclaim pass running every second (its own hub: the session's
 hub passes every 60 s):

@@ -1,4 +1,4 @@
-"""Issue #19 items 4 and 7 in headless Chromium through the REAL hub, proxy
+"""Reclaim with its save, in headless Chromium through the REAL hub, proxy
 and service (local spawner: real single-user servers with the Lab extension
 and its activity reporter every 2 s; the service's reclaim pass every
 second):

@@ -1,4 +1,4 @@
-"""The Serving page in Lab (issue 23), in a real headless Chromium on the
+"""The Serving page in Lab, in a real headless Chromium on the
 shared Docker hub (serving_fixtures.serving_lab: bob's Lab in a Docker
 session): bob makes an endpoint of his echo folder from the page (a refused
 validate shows its problem at its field and keeps Create off; the fixed form

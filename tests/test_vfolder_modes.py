@@ -1,5 +1,5 @@
 """What the service writes into a folder is the sessions' to read and write
-(issue 19: uploads landed ``root:root 0600`` under the demo's ``umask 077``).
+(uploads must not land ``root:root 0600`` under the demo's ``umask 077``).
 
 Every write path -- PUT, tus, mkdir (one and ``parents``), move -- runs with
 the service's umask at 077 (scripts/run.sh's), in this process, where the

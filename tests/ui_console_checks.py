@@ -1,4 +1,4 @@
-"""The hubgrid console (issue #19) in a real headless Chromium through the
+"""The hubgrid console in a real headless Chromium through the
 REAL hub, proxy and service, with no Jupyter server of the caller's running.
 These tests run in tests/test_ui_admin_tenancy.py, which imports them (its
 hub, ``world`` and Chromium serve both; the console needs no Lab):

@@ -1,1 +1,1 @@
-"""Answer times of the admin pages' listings (issue #13)."""
+"""Answer times of the admin pages' listings."""

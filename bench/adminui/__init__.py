@@ -1,1 +1,1 @@
-"""The admin pages' figures in a real Chromium through the real hub (issue #13)."""
+"""The admin pages' figures in a real Chromium through the real hub."""

@@ -6,7 +6,7 @@
 
 Kinds: ``hubgrid``, isolated sessions (a network of their own, reached on
 a Unix socket, the default); ``hubgrid-host``, the same spawner with
-``isolated = False`` (host networking, as before issue 21); ``stock``.
+``isolated = False`` (host networking, sessions not isolated); ``stock``.
 
 For each spawner, in the same run and on the same image, starts a real hub
 (jupyterhub_config.py with HUBGRID_SPAWNER=docker), logs ``--users`` users

@@ -1,4 +1,4 @@
-"""Downloads without a credential in the URL (issue #19 item 9).
+"""Downloads without a credential in the URL.
 
 A browser downloads a file by following a link, and a link cannot carry an
 ``Authorization`` header: the Data panel used to put the server's token in

@@ -1,5 +1,5 @@
 /**
- * The hubgrid console (issue #19): the Lab's Summary and Data panels and,
+ * The hubgrid console: the Lab's Summary and Data panels and,
  * for superadmins and domain admins, its admin pages, as a page of the
  * hubgrid service under the hub (`/services/hubgrid/console/`), usable
  * with no Jupyter server running. The entry of a second bundle built from

@@ -1,4 +1,4 @@
-"""REST handlers the admin pages need (issue #13): the scheduler's queue of
+"""REST handlers the admin pages need: the scheduler's queue of
 a resource group (read, re-prioritise, move, cancel), a node's sessions and
 per-device GPU map with its drain estimate, bulk user import, and the
 access log as CSV."""

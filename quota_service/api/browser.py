@@ -1,7 +1,7 @@
 """Browser entry points: OAuth login through the hub, the landing page the
 hub's navbar links (Services -> hubgrid), and the console: the Lab's admin
 pages, Summary and Data as a page of the service, usable with no server
-running (issue #19).
+running.
 
 The console's page loads a bundle built from the Lab extension's own
 components (``labextension/console.webpack.config.js``, served from

@@ -1,4 +1,4 @@
-"""REST handlers of the chat history (issue #23): each user's conversations
+"""REST handlers of the chat history: each user's conversations
 with served models, kept on the server so that every browser sees them.
 
 Only a conversation's owner ever sees it (others get 404, superadmins

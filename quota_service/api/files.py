@@ -1,4 +1,4 @@
-"""REST handlers for the files inside a virtual folder (issue #5, item 5).
+"""REST handlers for the files inside a virtual folder.
 
 Each handler declares the files operation of each verb (``operations``);
 every request resolves the caller's permission on the folder

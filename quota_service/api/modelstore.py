@@ -1,4 +1,4 @@
-"""REST handlers of the Model Store (issue #23): published model folders,
+"""REST handlers of the Model Store: published model folders,
 their cards, and the check and deploy of one as an endpoint
 (``serving/store.py``)."""
 

@@ -72,7 +72,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"resource-groups/{segment('group')}/grants", scheduling.GrantsHandler),
     (r"nodes", scheduling.NodesHandler),
     (rf"nodes/{segment('node')}", scheduling.NodeHandler),
-    # the admin pages (issue #13)
+    # the admin pages
     (rf"nodes/{segment('node')}/sessions", admin.NodeSessionsHandler),
     (r"node-sessions", admin.NodesSessionsHandler),
     (rf"resource-groups/{segment('group')}/queue", admin.QueueHandler),
@@ -82,16 +82,16 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
     (rf"allocations/{ALLOCATION}/stop", sessionstop.AllocationStopHandler),  # admin pages
-    # a session's own face (issue #19)
+    # a session's own face
     (rf"allocations/{ALLOCATION}/history", sessionview.HistoryHandler),
     (rf"allocations/{ALLOCATION}/usage", sessionview.UsageHandler),
     # idle reclamation
     (rf"allocations/{ALLOCATION}/activity", reclaim.ActivityHandler),
     (rf"allocations/{ALLOCATION}/keep", reclaim.KeepHandler),
     (r"reclaim/events", reclaim.ReclaimEventsHandler),
-    # usage accounting (issue #12)
+    # usage accounting
     (r"usage", usage.UsageHandler),
-    # reconcile (issue #12)
+    # reconcile
     (r"reconcile", ReconcileHandler),
     # images
     (r"images", images.ImagesHandler),
@@ -119,22 +119,22 @@ API: list[tuple[str, type[APIHandler]]] = [
     (rf"vfolders/{FOLDER}/move", files.MoveHandler),
     (rf"vfolders/{FOLDER}/tus", uploads.TusCreateHandler),
     (rf"vfolders/{FOLDER}/tus/{segment('upload_id')}", uploads.TusUploadHandler),
-    # model serving (issue #23)
+    # model serving
     (r"endpoints", serving.EndpointsHandler),
     (r"endpoints/validate", serving.ValidateHandler),  # before endpoints/{id}
     (rf"endpoints/{ENDPOINT}", serving.EndpointHandler),
     (rf"endpoints/{ENDPOINT}/tokens", serving.TokensHandler),
     (rf"endpoints/{ENDPOINT}/tokens/{segment('token_id')}", serving.TokenHandler),
-    # the Model Store (issue #23)
+    # the Model Store
     (r"model-store", modelstore.StoreHandler),
     (rf"model-store/{STORE_MODEL}", modelstore.StoreEntryHandler),
     (rf"model-store/{STORE_MODEL}/check", modelstore.StoreCheckHandler),
     (rf"model-store/{STORE_MODEL}/deploy", modelstore.StoreDeployHandler),
-    # chat history, per user (issue #23)
+    # chat history, per user
     (r"chats", chats.ChatsHandler),
     (rf"chats/{segment('chat_id')}", chats.ChatHandler),
     (rf"chats/{segment('chat_id')}/messages", chats.MessagesHandler),
-    # Prometheus (issue #12)
+    # Prometheus
     (r"metrics", MetricsHandler),
 ]
 

@@ -1,4 +1,4 @@
-"""REST handlers of model serving (issue #23): endpoints and their bearer tokens.
+"""REST handlers of model serving: endpoints and their bearer tokens.
 
 A create, a change and a delete each run a pass of the serving controller
 at once (``serving.replicas``: it starts and stops the replicas); routing

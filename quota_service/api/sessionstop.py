@@ -1,4 +1,4 @@
-"""Stop a session from the admin pages (issue #13): a hub server's session
+"""Stop a session from the admin pages: a hub server's session
 through the hub (its spawner then releases the allocation), an API session
 released, as the Sessions panel stops one of its owner's."""
 

@@ -1,4 +1,4 @@
-"""A session's own face (issue #19): its scheduling history and its live
+"""A session's own face: its scheduling history and its live
 use, for whoever may see the session (its owner, its domain's admins,
 superadmins)."""
 

@@ -1,4 +1,4 @@
-"""REST handler for usage accounting (issue #12): GPU-, core- and GiB-hours
+"""REST handler for usage accounting: GPU-, core- and GiB-hours
 and session counts over a period, as JSON or CSV."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""REST handlers for virtual folders, their invitations and shares (issue #5).
+"""REST handlers for virtual folders, their invitations and shares.
 
 The files inside a folder are served by ``api/files.py`` and ``api/uploads.py``
 (``vfolders/{folder_id}/files``, ``upload``, ``download``, ``tus``, ``mkdir``, ``move``).

@@ -1,6 +1,6 @@
 """Who may do what: plain functions over a Principal, no IO.
 
-The rules (issue #2):
+The rules:
 - a superadmin may do everything;
 - a domain admin acts only inside their own domain: never on another
   domain's things, never promoting anyone to superadmin, never moving a user
@@ -256,7 +256,7 @@ def require_read_metrics(p: Principal | None, hub_scopes: frozenset[str] = froze
                      f"{METRICS_SCOPE}")
 
 
-# --- the admin pages (issue #13) -----------------------------------------------
+# --- the admin pages -----------------------------------------------
 
 def admin_page_scope(p: Principal, what: str) -> str | None:
     """The domain whose things ``p`` manages on an admin page (the queue, a
@@ -295,7 +295,7 @@ def role_matches(role: str, wanted: str | None) -> bool:
     return wanted is None or role == wanted
 
 
-# --- model serving (issue #23) -------------------------------------------------
+# --- model serving -------------------------------------------------
 
 def can_see_endpoint(p: Principal, domain: str, project: str) -> bool:
     """An endpoint is seen (and used: its tokens made and revoked) by its
@@ -350,7 +350,7 @@ def endpoint_listing_scope(p: Principal) -> tuple[str | None, frozenset[tuple[st
     return p.domain, p.projects
 
 
-# --- chat history (issue #23) ---------------------------------------------------
+# --- chat history ---------------------------------------------------
 
 def require_chat_owner(p: Principal, owner: str, chat: str) -> None:
     """A conversation is its owner's alone: anyone else, whatever their role
@@ -359,7 +359,7 @@ def require_chat_owner(p: Principal, owner: str, chat: str) -> None:
         raise _not_found("conversation", chat)
 
 
-# --- the Model Store (issue #23) --------------------------------------------------
+# --- the Model Store --------------------------------------------------
 
 def can_see_store_model(p: Principal, domain: str | None) -> bool:
     """A published model is seen (and deployed, into a project of one's own)

@@ -1,4 +1,4 @@
-"""Chat history kept on the server, per user (issue #23): ORM classes.
+"""Chat history kept on the server, per user: ORM classes.
 
 A conversation (``Chat``) belongs to one user and is seen by that user only
 (``authz.require_chat_owner``); it names the endpoint and model it talks to

@@ -1,4 +1,4 @@
-"""Request bodies of the chat history API (issue #23), with its bounds.
+"""Request bodies of the chat history API, with its bounds.
 
 Every bound is a clear 422 naming the field (``schemas.parse``); the
 counts (conversations per user, messages per conversation) are checked by

@@ -12,7 +12,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-# every table is on models.Base; the Model Store's and the chats' are defined apart (issue #23)
+# every table is on models.Base; the Model Store's and the chats' are defined apart
 from . import chatmodels  # noqa: F401
 from . import storemodels  # noqa: F401
 

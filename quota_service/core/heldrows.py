@@ -4,7 +4,7 @@ could read what they change.
 Every admission of a batch inserts its allocation (``rowinsert``) and every
 end updates one (``rowupdate``): one statement, one round trip to
 PostgreSQL (and its parse and plan there) per request, a third of the
-service's CPU in issue 22's storm. In a batch without savepoints
+service's CPU in an admission storm. In a batch without savepoints
 (``core/groupcommit``), ``hold`` and ``hold_update`` keep them instead, and
 ``release`` runs all that are held: one INSERT per table, then one
 executemany per UPDATE statement. What a held write changes is never missed:

@@ -79,7 +79,7 @@ class Project(Base):
     max_concurrent_sessions: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    #: storage hosts this project's folders and members may use (issue #5)
+    #: storage hosts this project's folders and members may use
     allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
@@ -173,7 +173,7 @@ class AuditEntry(Base):
     detail: Mapped[str] = mapped_column(Text, default="")
 
 
-# --- scheduling (issue #3) -------------------------------------------------
+# --- scheduling -------------------------------------------------
 
 
 class ResourcePolicy(Base):
@@ -194,10 +194,10 @@ class ResourcePolicy(Base):
     allowed_resource_groups: Mapped[list] = mapped_column(JSON, default=list)
     max_vfolder_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     max_vfolder_size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    #: storage hosts users of this policy may use (issue #5)
+    #: storage hosts users of this policy may use
     allowed_vfolder_hosts: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    # --- idle reclamation (issue #12) ---
+    # --- idle reclamation ---
     #: seconds over which utilization is averaged; None: no utilization rule
     utilization_window: Mapped[int | None] = mapped_column(Integer, nullable=True)
     #: seconds after the session's start before the utilization rule applies
@@ -354,7 +354,7 @@ class Allocation(Base):
     release_reason: Mapped[str] = mapped_column(String(255), default="")
     #: who holds it: "api" (a client of the API) or "hub" (a hub server)
     origin: Mapped[str] = mapped_column(String(8), default="api")
-    # --- the session (issue #4) ---
+    # --- the session ---
     #: the registry image it runs (a name, not a key: the history outlives images)
     image: Mapped[str | None] = mapped_column(String(384), nullable=True)
     #: the JupyterHub named server holding it; "" for the default server
@@ -368,10 +368,10 @@ class Allocation(Base):
     ended_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     #: when its log was deleted by the retention rule
     log_purged_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-    #: the vfolders the session mounts (issue #5):
+    #: the vfolders the session mounts:
     #: [{"folder": id, "name": name, "path": host directory, "mode": "ro" | "rw"}]
     mounts: Mapped[list] = mapped_column(JSON, default=list)
-    # --- idle reclamation (issue #12) ---
+    # --- idle reclamation ---
     #: the session's latest activity report (the Lab extension):
     #: {"reported_at", "last_activity", "busy_kernels", "kernels", "terminals", ...}
     activity: Mapped[dict | None] = mapped_column(JSON, nullable=True)
@@ -380,16 +380,16 @@ class Allocation(Base):
     #: how many times the owner kept it, and until when no rule reclaims it
     keeps: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     kept_until: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-    # --- an endpoint's replica (issue #23): its fields say serving/replicas.py
+    # --- an endpoint's replica: its fields say serving/replicas.py
     endpoint_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     service: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     serving_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-    # --- the queue's admin (issue #13) ---
+    # --- the queue's admin ---
     #: where an admin put it in its queue (its order time in place of
     #: created_at; scheduling/queueadmin.py); None: where it was made
     queue_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     #: what it waited for: its reasons at the last pass before it was
-    #: admitted (the session's history, issue #19); None: it never waited
+    #: admitted (the session's history); None: it never waited
     waited_for: Mapped[list | None] = mapped_column(JSON, nullable=True)
 
 
@@ -423,7 +423,7 @@ class ReclaimEvent(Base):
     details: Mapped[dict] = mapped_column(JSON, default=dict)
 
 
-# --- images (issue #4) -------------------------------------------------------
+# --- images -------------------------------------------------------
 
 
 class Image(Base):
@@ -447,7 +447,7 @@ class Image(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 
-# --- virtual folders (issue #5) ----------------------------------------------
+# --- virtual folders ----------------------------------------------
 
 
 class VFolder(Base):
@@ -516,7 +516,7 @@ class VFolderShare(Base):
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
 
 
-# --- usage accounting (issue #12) --------------------------------------------
+# --- usage accounting --------------------------------------------
 
 
 class UsageInterval(Base):
@@ -549,7 +549,7 @@ class UsageInterval(Base):
     ended_at: Mapped[dt.datetime] = mapped_column()
 
 
-# --- model serving (issue #23) -----------------------------------------------
+# --- model serving -----------------------------------------------
 
 
 class Endpoint(Base):

@@ -189,7 +189,7 @@ def check_slots(value) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-# vfolder names: what a directory name inside a session may be (issue #5)
+# vfolder names: what a directory name inside a session may be
 FOLDER_NAME_MAX = 64
 
 

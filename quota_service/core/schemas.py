@@ -236,7 +236,7 @@ def changes(body: Body) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None} | dict.fromkeys(cleared)
 
 
-# --- scheduling (issue #3) ---------------------------------------------------
+# --- scheduling ---------------------------------------------------
 
 def _request_slots(value):
     from . import slots as slotlib
@@ -432,7 +432,7 @@ class InternalAllocationCreate(AllocationCreate):
                         Field(max_length=64)] = []
 
 
-# --- images (issue #4) -----------------------------------------------------------
+# --- images -----------------------------------------------------------
 
 def _min_slots(value):
     return images.check_min_slots(value)
@@ -484,7 +484,7 @@ class ImageUpdate(Body):
     domains: list[EntityName] | None = None
 
 
-# --- virtual folders (issue #5) ------------------------------------------------------
+# --- virtual folders ------------------------------------------------------
 
 FolderName = Annotated[StrictStr, Field(max_length=256,
                                         json_schema_extra={"example": "datasets"}),
@@ -515,7 +515,7 @@ class InvitationCreate(Body):
     permission: Permission = "ro"
 
 
-# --- the admin pages (issue #13) ---------------------------------------------------
+# --- the admin pages ---------------------------------------------------
 
 class QueueChange(Body):
     """Change a pending request: its ``priority``, and/or its place: exactly
@@ -545,7 +545,7 @@ class UsersBulk(Body):
     users: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1000)]
 
 
-# --- model serving (issue #23) -----------------------------------------------------
+# --- model serving -----------------------------------------------------
 
 Replicas = Annotated[int, Field(ge=0, le=64)]
 

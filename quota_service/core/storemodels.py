@@ -1,4 +1,4 @@
-"""The Model Store's tables (issue #23): model folders an admin published,
+"""The Model Store's tables: model folders an admin published,
 and which endpoint was deployed from which entry.
 
 Kept out of ``models.py`` (at its size limit) on the same ``Base``;

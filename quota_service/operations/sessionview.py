@@ -1,4 +1,4 @@
-"""A session's own face (issue #19): its scheduling history and its live use.
+"""A session's own face: its scheduling history and its live use.
 
 The history is built from what the service records already: the
 allocation's row (asked, waited for what, admitted where, ended how), its

@@ -1,4 +1,4 @@
-"""Usage accounting (issue #12), pure: what sessions used over a period.
+"""Usage accounting, pure: what sessions used over a period.
 
 Each session is an interval ``[start, end)`` holding a slot map (``cpu``
 cores, ``mem`` bytes, ``gpu`` whole devices, ``gpu.shares`` a fraction of one

@@ -169,7 +169,7 @@ class ServiceRuntime:
         return passes.purge_logs(self.session_factory, self.log_store, self.clock(),
                                  self.session_log_retention_days, self.log)
 
-    # -- idle reclamation (issue #12) -----------------------------------------
+    # -- idle reclamation -----------------------------------------
 
     _reclaimer: Reclaimer | None = None
 
@@ -201,7 +201,7 @@ class ServiceRuntime:
                                    self.mps_pipe_directory, self.hami_library, self.log,
                                    self.schedule_soon)
 
-    # -- model serving (issue #23) -------------------------------------------
+    # -- model serving -------------------------------------------
 
     _serving: ServingController | None = None
 

@@ -1,8 +1,8 @@
 """Settings of the service, grouped by what they steer, as traitlets mixins
 of ``HubgridService`` (``c.HubgridService.<name>`` sets each): where session
-logs and folders live (``StorageSettings``), and how the operations of
-issue #12 run (``OperationsSettings``). The app module keeps the settings of
-the service itself (database, hub, scheduling)."""
+logs and folders live (``StorageSettings``), and how reclaim, usage,
+metrics and the GPU share check run (``OperationsSettings``). The app
+module keeps the settings of the service itself (database, hub, scheduling)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class StorageSettings(HasTraits):
         at start).""",
     ).tag(config=True)
 
-    # -- virtual folders (issue #5) -----------------------------------------
+    # -- virtual folders -----------------------------------------
 
     vfolder_hosts = Dict(
         help="""Storage hosts of virtual folders: name -> ``{"path": DIR}``, e.g.::
@@ -146,7 +146,7 @@ class OperationsSettings(HasTraits):
         Docker engines or a Slurm cluster: they are then listed as spared.""",
     ).tag(config=True)
 
-    # -- idle reclamation (issue #12; docs/operations.md) ---------------------
+    # -- idle reclamation (docs/operations.md) ---------------------
 
     reclaim_interval = Float(60.0, help="""Seconds between idle reclamation passes
         (0: off); a session is reclaimed within one interval of its deadline.""",
@@ -176,7 +176,7 @@ class OperationsSettings(HasTraits):
         utilization rule: NVML on the service's node, or none (GPU thresholds: no
         data, never idle).""").tag(config=True)
 
-    # -- GPU share check (issue 20; docs/gpus.md) -----------------------------
+    # -- GPU share check (docs/gpus.md) -----------------------------
 
     share_check_interval = Float(60.0, help="""Seconds between checks that this
         machine's node can enforce GPU shares in its ``sharing_mode`` (``mps``:
@@ -198,7 +198,7 @@ class OperationsSettings(HasTraits):
     def _default_share_check_node(self):
         return bootstrap.local_node_name()
 
-    # -- metrics (issue #12) -------------------------------------------------
+    # -- metrics -------------------------------------------------
 
     authenticate_prometheus = Bool(
         True,
@@ -218,7 +218,7 @@ class OperationsSettings(HasTraits):
 
 
 class ServingSettings(HasTraits):
-    """Model serving (issue #23)."""
+    """Model serving."""
 
     endpoint_token_max_days = Integer(
         90,

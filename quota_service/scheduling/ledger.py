@@ -509,7 +509,7 @@ def release_allocation(s: Session, a: Allocation, now: dt.datetime, reason: str,
             values.update(state="released", ended_at=now, exit_code=exit_code)
         rowupdate.update(s, a, values)  # (one UPDATE, no unit of work)
         if was == "allocated":
-            usage_store.record(s, a)  # the usage record's interval (issue #12)
+            usage_store.record(s, a)  # the usage record's interval
         memo = batchmemo.of(s)
         if memo is not None:
             memo.removed(a, was)

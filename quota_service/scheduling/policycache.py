@@ -1,7 +1,7 @@
 """Resource policies as decisions read them, kept in memory.
 
 Every ledger batch read the policies of its requesters once (a query per
-policy and batch: in issue 22's storm a query for every other request).
+policy and batch: in an admission storm a query for every other request).
 These are read-only rows of every column of ``resource_policies`` (the
 attribute names of ``ResourcePolicy``, so either serves a reader), kept per
 database at the policies' generation (``ledger_counters`` row ``policies``,

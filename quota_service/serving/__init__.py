@@ -1,4 +1,4 @@
-"""Model serving (issue 23): what an inference endpoint runs and how it is
+"""Model serving: what an inference endpoint runs and how it is
 checked. The pure rules: the reading of a model folder's
 ``model-definition.yaml`` (``modeldef``, ``fields``, ``prestart``), bearer
 tokens (``tokens``) and whether replicas fit the caller's limits (``fit``).

@@ -1,4 +1,4 @@
-"""The Model Store (issue #23): model folders an admin published, each a
+"""The Model Store: model folders an admin published, each a
 card read from its ``model-definition.yaml``, deployed by a user in one
 call as an endpoint whose replicas mount the published folder read-only at
 ``/models`` (no clone).

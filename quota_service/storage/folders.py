@@ -1,4 +1,4 @@
-"""Virtual folders: per-user and per-project storage (issue #5).
+"""Virtual folders: per-user and per-project storage.
 
 Same shape as ``tenancy.accounts``: functions over one session and the caller, plain
 dicts out, refusals as ApiErrors; the caller commits (``db.transaction``), so

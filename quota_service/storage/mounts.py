@@ -1,4 +1,4 @@
-"""Which vfolders a session mounts (issue #5).
+"""Which vfolders a session mounts.
 
 ``resolve`` is pure: from the folders a user may mount in a project (plain
 records) and the names or ids the session asks for, the mount list, or an

@@ -1,4 +1,4 @@
-"""Sharing virtual folders: invitations and shares (issue #5).
+"""Sharing virtual folders: invitations and shares.
 
 A user folder is shared by invitation with users of its domain: whoever
 holds wd on it (its owner, an invitee given wd, an admin of the domain)

@@ -1,7 +1,7 @@
 """Each keypair's caller, kept in memory between requests.
 
 Authenticating a keypair read the key, its user, their domain, memberships
-and projects (an eighth of the service's CPU in issue 22's storm, where every
+and projects (an eighth of the service's CPU in an admission storm, where every
 request comes with a keypair). This keeps, per access key, what the check
 needs (the secret's hash, active, expiry) and the caller it gives, tagged
 with the accounts' generation (``ledger_counters`` row ``tenancy``: triggers

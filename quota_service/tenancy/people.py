@@ -3,7 +3,7 @@
 Every admission, release and queue pass reads the requester's user (with
 their domain) and project, and every session record names them: as ORM
 objects, read from the database each time, they were a third of the
-service's CPU in issue 22's storm. These are read-only rows of the columns
+service's CPU in an admission storm. These are read-only rows of the columns
 those readers use (the attribute names of the ORM classes, so either serves
 them), kept per database at the accounts' generation (``ledger_counters``
 row ``tenancy``, which triggers move with every change to domains, projects,

@@ -4,7 +4,7 @@ Each keypair's caller (``keycache``) and the users and projects decisions
 read (``people``) are kept between requests at the accounts' generation,
 but a service just started kept none: every caller's first request read
 its key, user, domain, memberships and project with queries of their own
-(a tenth of the service's CPU in the first thousand requests of issue 22's
+(a tenth of the service's CPU in the first thousand requests of an admission
 storm, 300 users each asking for the first time). ``warm`` reads the most
 recently used keys and their people in a few bulk queries instead, before
 the service answers. A key not read here (beyond ``limit``, or made later)

@@ -73,7 +73,7 @@ describe('policy form', () => {
   });
 });
 
-describe('sizes with binary units (issue #19)', () => {
+describe('sizes with binary units', () => {
   it('reads mem in a slot map with a unit as exact bytes, other slots as typed', () => {
     expect(parseMap('cpu=8, mem=32 GiB, gpu.shares=2.5')).toEqual({
       value: { cpu: '8', mem: '34359738368', 'gpu.shares': '2.5' }

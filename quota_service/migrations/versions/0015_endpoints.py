@@ -1,4 +1,4 @@
-"""endpoints of model serving and their bearer tokens (issue #23)
+"""endpoints of model serving and their bearer tokens
 
 Revision ID: 0015
 Revises: 0014

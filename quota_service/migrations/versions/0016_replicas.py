@@ -1,5 +1,5 @@
 """replicas of endpoints: an allocation names its endpoint and how it serves; an
-endpoint, when its replicas were last asked for (issue #23)
+endpoint, when its replicas were last asked for
 
 Revision ID: 0016
 Revises: 0015

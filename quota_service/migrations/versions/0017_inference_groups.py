@@ -1,4 +1,4 @@
-"""resource groups that ran every session type run inference sessions too (issue #23)
+"""resource groups that ran every session type run inference sessions too
 
 Endpoints' replicas are sessions of the type ``inference``. A group made
 with the default (every type: then ``interactive`` and ``batch``) gets it,

@@ -1,4 +1,4 @@
-"""autoscaling of endpoints: their rules and the decisions taken (issue #23)
+"""autoscaling of endpoints: their rules and the decisions taken
 
 Revision ID: 0018
 Revises: 0017

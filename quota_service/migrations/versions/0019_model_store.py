@@ -1,4 +1,4 @@
-"""the Model Store: published model folders and the endpoints deployed from them (issue #23)
+"""the Model Store: published model folders and the endpoints deployed from them
 
 Revision ID: 0019
 Revises: 0018

@@ -1,4 +1,4 @@
-"""chat history kept on the server, per user (issue #23)
+"""chat history kept on the server, per user
 
 Revision ID: 0020
 Revises: 0019
