@@ -14,9 +14,7 @@ Revises: 0020
 Create Date: 2026-12-11 10:00:00.000000
 """
 
-import secrets
-
-from alembic import op
+from quota_service.migrations import counters
 
 
 revision = '0021'
@@ -28,33 +26,14 @@ depends_on = None
 #: session's last activity, leaves the view as it was)
 WATCHED = ("state", "slots", "user_id", "project_id", "domain_id", "resource_group_id",
            "node_id", "gpus", "reasons", "passes")
-BUMP = "UPDATE ledger_counters SET value = value + 1 WHERE name = 'allocations'"
 
 
 def upgrade() -> None:
-    # a random start, as the groups' (0013): a database made again from
-    # nothing never repeats a generation a service may still hold
-    op.execute("INSERT INTO ledger_counters (name, value) "
-               f"VALUES ('allocations', {secrets.randbits(48)})")
-    columns = ", ".join(WATCHED)
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute("CREATE FUNCTION hubgrid_bump_allocations() RETURNS trigger "
-                   f"LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$")
-        op.execute("CREATE TRIGGER hubgrid_bump_allocations AFTER INSERT OR DELETE OR TRUNCATE "
-                   "OR UPDATE OF " + columns + " ON allocations FOR EACH STATEMENT "
-                   "EXECUTE FUNCTION hubgrid_bump_allocations()")
-    else:
-        for event in ("INSERT", "DELETE", "UPDATE OF " + columns):
-            name = event.split()[0].lower()
-            op.execute(f"CREATE TRIGGER hubgrid_bump_allocations_{name} AFTER {event} "
-                       f"ON allocations BEGIN {BUMP}; END")
+    counters.add("allocations")
+    counters.watch("allocations", "hubgrid_bump_allocations", "allocations",
+                   ("INSERT", "DELETE", "UPDATE OF " + ", ".join(WATCHED)))
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute("DROP TRIGGER hubgrid_bump_allocations ON allocations")
-        op.execute("DROP FUNCTION hubgrid_bump_allocations()")
-    else:
-        for name in ("insert", "delete", "update"):
-            op.execute(f"DROP TRIGGER hubgrid_bump_allocations_{name}")
-    op.execute("DELETE FROM ledger_counters WHERE name = 'allocations'")
+    counters.unwatch("hubgrid_bump_allocations", "allocations")
+    counters.drop("allocations")
