@@ -6,7 +6,9 @@ Each copy is tagged with a *generation*: a row of ``ledger_counters`` that
 triggers of the database move with every change to the tables the copy was
 read from, whoever writes them (any process, raw SQL). Reading it is one row
 by its key, in the caller's transaction, which then sees exactly the changes
-that committed before it. Counters start at random values (migrations/counters.py), so a database made again from nothing never matches an old copy.
+that committed before it. Counters start at random values
+(migrations/counters.py), so a database made again from nothing never
+matches an old copy.
 
 A transaction that has written anything never keeps what it read: it may be
 its own change, which a rollback would take back (and the generation with it).
