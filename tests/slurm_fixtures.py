@@ -9,6 +9,7 @@ modules do not see each other's sessions.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -35,22 +36,27 @@ def new_user(hub) -> str:
     return name
 
 
-@pytest.fixture(scope="session")
-def slurm_hub(tmp_path_factory):
+def slurm_node() -> str:
+    """The partition's node (the one slurmd of scripts/start-slurm.sh), or ""."""
+    out = subprocess.run(["sinfo", "-h", "-p", PARTITION, "-o", "%n"], capture_output=True,
+                         text=True)
+    return out.stdout.split()[0] if out.returncode == 0 and out.stdout.split() else ""
+
+
+@contextlib.contextmanager
+def slurm_hub_with(state, service_config: str):
+    """A hub on the real Slurm, the group ``default`` mapped to its
+    partition, with ``service_config`` for its service; its jobs are
+    cancelled when it stops."""
     require("Slurm", bool(PARTITION) and shutil.which("sbatch") is not None,
             "run `make test` (scripts/start-slurm.sh)")
-    ok = subprocess.run(["sinfo", "-h", "-p", PARTITION, "-o", "%T"], capture_output=True, text=True)
-    require("a Slurm node", ok.returncode == 0 and ok.stdout.strip() != "", ok.stderr)
-    state = tmp_path_factory.mktemp("slurm-hub")
+    require("a Slurm node", bool(slurm_node()), "sinfo names no node")
     config = (f"c.HubgridSlurmSpawner.partitions = {{'default': {PARTITION!r}}}\n"
               "c.HubgridSlurmSpawner.pending_poll_interval = 0.5\n"
               "c.HubgridSlurmSpawner.startup_poll_interval = 0.5\n"
               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    # a reclaim pass every second (test_slurm_sessions' lifetime test), a
-    # serving pass every 2 s (test_replicas_slurm)
     hub = launch_hub(state, {"HUBGRID_SPAWNER": "slurm"}, config=config,
-                     service_config="c.HubgridService.reclaim_interval = 1.0\n"
-                     "c.HubgridService.serving_interval = 2\n")
+                     service_config=service_config)
     try:
         yield hub
     finally:
@@ -60,3 +66,13 @@ def slurm_hub(tmp_path_factory):
             jid, name = job.split("|", 1)
             if name.startswith("hubgrid-s"):
                 subprocess.run(["scancel", jid])
+
+
+@pytest.fixture(scope="session")
+def slurm_hub(tmp_path_factory):
+    # a reclaim pass every second (test_slurm_sessions' lifetime test), a
+    # serving pass every 2 s (test_replicas_slurm)
+    with slurm_hub_with(tmp_path_factory.mktemp("slurm-hub"),
+                        "c.HubgridService.reclaim_interval = 1.0\n"
+                        "c.HubgridService.serving_interval = 2\n") as hub:
+        yield hub

@@ -5,53 +5,26 @@ declared (no GPU here), as the demo declares them."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
-from hub_fixtures import launch_hub, require, stop_hub
 from session_fixtures import allocations, eventually, hub_log, spawn
-from test_slurm_sessions import PARTITION, jobs, new_user
+from slurm_fixtures import jobs, new_user, slurm_hub_with, slurm_node
 
 GiB = 2**30
 UUIDS = ["GPU-00000000-1111-2222-3333-444444444444", "GPU-55555555-6666-7777-8888-999999999999"]
 
 
-def slurm_node() -> str:
-    out = subprocess.run(["sinfo", "-h", "-p", PARTITION, "-o", "%n"], capture_output=True,
-                         text=True)
-    return out.stdout.split()[0] if out.returncode == 0 and out.stdout.split() else ""
-
-
 @pytest.fixture(scope="module")
 def gpu_slurm_hub(tmp_path_factory):
-    require("Slurm", bool(PARTITION) and shutil.which("sbatch") is not None,
-            "run `make test` (scripts/start-slurm.sh)")
-    node = slurm_node()
-    require("a Slurm node", bool(node), "sinfo names no node")
-    state = tmp_path_factory.mktemp("slurm-gpu-hub")
-    config = (f"c.HubgridSlurmSpawner.partitions = {{'default': {PARTITION!r}}}\n"
-              "c.HubgridSlurmSpawner.pending_poll_interval = 0.5\n"
-              "c.HubgridSlurmSpawner.startup_poll_interval = 0.5\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+    """A hub of its own: its service declares the Slurm node's GPUs."""
     devices = [{"index": i, "uuid": u, "model": "declared", "memory": 16 * GiB}
                for i, u in enumerate(UUIDS)]
     service = ("c.HubgridService.register_local_node = False\n"
                "c.HubgridService.nodes = [{'name': %r, 'resource_group': 'default', "
-               "'capacity': {'cpu': '2', 'mem': '8G'}, 'devices': %r}]\n" % (node, devices))
-    hub = launch_hub(state, {"HUBGRID_SPAWNER": "slurm"}, config=config,
-                     service_config=service)
-    try:
+               "'capacity': {'cpu': '2', 'mem': '8G'}, 'devices': %r}]\n"
+               % (slurm_node(), devices))
+    with slurm_hub_with(tmp_path_factory.mktemp("slurm-gpu-hub"), service) as hub:
         yield hub
-    finally:
-        stop_hub(hub)
-        for job in subprocess.run(["squeue", "-h", "-o", "%i|%j"], capture_output=True,
-                                  text=True).stdout.splitlines():
-            jid, name = job.split("|", 1)
-            if name.startswith("hubgrid-s"):
-                subprocess.run(["scancel", jid])
 
 
 def test_a_jobs_gpu_is_the_ledgers_on_the_ledgers_node(gpu_slurm_hub):
