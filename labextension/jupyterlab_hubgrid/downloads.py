@@ -56,7 +56,13 @@ class Ticket:
 
 @dataclass
 class Tickets:
-    """The outstanding tickets of this server: issue, take (once)."""
+    """The outstanding tickets of this server: issue, take (once).
+
+    In memory on purpose: a ticket lives a minute in this one server, and a
+    restart may well forget it (the user clicks again). The service's tus
+    uploads (quota_service/storage/tus.py) keep their state on disk instead,
+    because an upload must survive a restart and runs for hours; and this
+    package runs in the session's image, where the service's code is not."""
 
     ttl: float = TICKET_TTL
     clock: Callable[[], float] = time.monotonic
