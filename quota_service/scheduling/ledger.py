@@ -27,7 +27,7 @@ from ..tenancy import accounts, people
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from ..core.models import Allocation, Project, ResourceGroup, ResourcePolicy, User
+from ..core.models import Allocation, Project, ResourceGroup, User
 from ..core.names import format_amount
 from ..core.orm import aware, iso
 from ..operations.reclaim import rules as reclaim_rules
@@ -50,7 +50,8 @@ def policy_of(s: Session, name: str) -> policycache.PolicyRow | None:
                             lambda: policycache.policy(s, name))
 
 
-def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admission.Limits:
+def policy_limits(level: str, name: str,
+                  pol: policycache.PolicyRow | None) -> admission.Limits:
     if pol is None:  # fail closed: a policy that does not exist allows nothing
         return admission.Limits(level, name, unspecified_limited=True, max_sessions=0)
     return admission.Limits(
@@ -67,7 +68,7 @@ def policy_limits(level: str, name: str, pol: ResourcePolicy | None) -> admissio
 
 
 def may_use_group(user: User, project: Project, rg: ResourceGroup,
-                  pol: ResourcePolicy | None) -> bool:
+                  pol: policycache.PolicyRow | None) -> bool:
     """Union of grants to the domain, the project and the user (Backend.AI),
     narrowed by the policy's allowed resource groups when it names any."""
     if not rg.active:
@@ -95,7 +96,7 @@ def placement_request(amounts: dict[str, Decimal], models: list[str]) -> PReques
 
 # --- the snapshot of one request --------------------------------------------
 
-def limit_levels(user: User, project: Project, policy: ResourcePolicy | None,
+def limit_levels(user: User, project: Project, policy: policycache.PolicyRow | None,
                  held: dict[holdings.Key, holdings.Held], minus: dict[str, Decimal] | None = None):
     """(limits, usage) of the user's policy, the project and the domain;
     ``held``: what the domain's levels hold (``holdings.domain_usage``);

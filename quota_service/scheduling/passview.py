@@ -16,9 +16,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import admission, batchmemo, ledger, holdings
+from .policycache import PolicyRow
 from ..sessions import registry
 from ..core import slots as slotlib
-from ..core.models import Allocation, Domain, Keypair, Project, ResourceGroup, ResourcePolicy, User
+from ..core.models import Allocation, Domain, Keypair, Project, ResourceGroup, User
 
 
 #: keypairs read per query (well under SQLite's bound on a statement's parameters)
@@ -39,7 +40,7 @@ class PassView:
         self.memo = memo
         #: per domain id: what its users, projects and itself hold
         self._held: dict[int, dict[holdings.Key, holdings.Held]] = {}
-        self._policies: dict[str, ResourcePolicy | None] = {}
+        self._policies: dict[str, PolicyRow | None] = {}
         self._keypairs: dict[str, str | None] = {}
         self._images: dict[tuple[str | None, int], admission.ImageFacts | None] = {}
         self._group: admission.Group | None = None
@@ -73,7 +74,7 @@ class PassView:
             for key in chunk:
                 self._keypairs[key] = found.get(key)
 
-    def policy(self, a: Allocation, user: User) -> ResourcePolicy | None:
+    def policy(self, a: Allocation, user: User) -> PolicyRow | None:
         """The policy a queued request is judged by: its keypair's, else its user's."""
         name = None
         if a.keypair:
@@ -102,7 +103,7 @@ class PassView:
     # -- judging -------------------------------------------------------------------
 
     def snapshot(self, a: Allocation, amounts, user: User, project: Project,
-                 policy: ResourcePolicy | None, now: dt.datetime) -> admission.Snapshot:
+                 policy: PolicyRow | None, now: dt.datetime) -> admission.Snapshot:
         """What ``ledger.Context.snapshot(now, exclude=a.id)`` would give."""
         domain = user.domain
         own = amounts if a.state == "pending" else None

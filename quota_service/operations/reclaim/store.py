@@ -15,14 +15,14 @@ from sqlalchemy.orm import Session
 from ...core import authz
 from ...core.authz import Principal
 from ...core.errors import Conflict, Invalid
-from ...core.models import (Allocation, Domain, Keypair, Node, ReclaimEvent, ResourcePolicy,
-                            User)
+from ...core.models import Allocation, Domain, Keypair, Node, ReclaimEvent, User
 from ...core.orm import aware, iso
 from ...scheduling import ledger
+from ...scheduling.policycache import PolicyRow
 from . import rules
 
 
-def settings_of(pol: ResourcePolicy | None, default_warning: int) -> rules.Settings:
+def settings_of(pol: PolicyRow | None, default_warning: int) -> rules.Settings:
     """A policy's reclaim settings (no policy: no rule)."""
     if pol is None:
         return rules.Settings()
@@ -39,7 +39,7 @@ def settings_of(pol: ResourcePolicy | None, default_warning: int) -> rules.Setti
     )
 
 
-def binding_policy(s: Session, a: Allocation, user: User) -> ResourcePolicy | None:
+def binding_policy(s: Session, a: Allocation, user: User) -> PolicyRow | None:
     """The policy that binds a session: its keypair's, else its user's."""
     name = user.resource_policy
     if a.keypair:
