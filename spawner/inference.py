@@ -26,11 +26,14 @@ import json
 
 from jupyterhub.spawner import SpawnException
 
+from .gatewayenv import VARIABLES
 from .isolation import CONTAINER_DIR, SERVER_SOCKET
 
 #: variables a replica does not get: the hub's (its API token among them),
-#: the relay's and the hubgrid API's (a replica calls none of them)
-DROPPED = ("JUPYTERHUB_", "JPY_", "HUBGRID_RELAY_", "HUBGRID_API_URL", "HUBGRID_SERVER_SOCKET")
+#: the relay's, the hubgrid API's and the gateway's (a replica calls none of
+#: them, and has no relay to reach them by)
+DROPPED = ("JUPYTERHUB_", "JPY_", "HUBGRID_RELAY_", "HUBGRID_API_URL", "HUBGRID_SERVER_SOCKET",
+           *VARIABLES)
 SERVICE_SOCKET = f"{CONTAINER_DIR}/{SERVER_SOCKET}"
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from .builders import Mount
+from .gatewayenv import relayed_gateway
 from .relay import Route
 
 #: the session's own directory inside the container
@@ -114,8 +115,9 @@ class SessionNetwork:
 
     def environment(self, env: dict[str, str], hub_api_url: str,
                     service_api_url: str) -> dict[str, str]:
-        """``env`` with the hub's and the hubgrid API's URLs as the session
-        reaches them: through its relay on its own loopback."""
+        """``env`` with the hub's, the hubgrid API's and the serving
+        gateway's URLs as the session reaches them: through its relay on its
+        own loopback."""
         local = f"http://127.0.0.1:{self.relay_port}"
         out = {**env,
                "HUBGRID_RELAY_PORT": str(self.relay_port),
@@ -127,7 +129,7 @@ class SessionNetwork:
             out["JUPYTERHUB_ACTIVITY_URL"] = local + urlsplit(activity).path
         if service_api_url:
             out["HUBGRID_API_URL"] = local + urlsplit(service_api_url).path
-        return out
+        return relayed_gateway(out, local)
 
 
 def engine_is_local(docker_url: str) -> bool:

@@ -34,8 +34,10 @@ from quota_service.core import sharecheck
 from . import admission
 from .admission import fail, unavailable, user_refused
 from .builders import MODES, gpu_environment
+from .gatewayenv import gateway_environment
 from .gpuenv import (MPS_LOG_DIRECTORY, MPS_PIPE_DIRECTORY, NodeEnforcement, allocation_gpus,
                      hami_library)
+from .isolation import gateway_url
 from .options import (TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options,
                       preset_size, spawn_form)
 
@@ -397,7 +399,8 @@ class HubgridSpawnerMixin(Configurable):
         api_url = self.public_api_url()
         if api_url:
             env["HUBGRID_API_URL"] = api_url
-        return env
+        # the serving gateway beside it: HUBGRID_GATEWAY_URL, OPENAI_BASE_URL
+        return gateway_environment(env, gateway_url(api_url) if api_url else "")
 
     # -- backend hooks (a concrete spawner overrides what it can) --------------
 
