@@ -11,10 +11,20 @@ server's owner only (a visitor 403), bodies streamed on, a refusal given
 after the body is drained. Every answer is **streamed** to the browser as
 the gateway writes it (a streamed chat's server-sent events arrive chunk by
 chunk); an unreachable gateway is a 502, a missing configuration a 503.
+
+``<base_url>hubgrid/gateway-info`` says where this server reaches the
+gateway (``gateway_info``): the Serving page shows the OpenAI base URL that
+works from this Lab's notebooks and terminals (its kernels and shells run
+beside this server, with its environment), which the browser's own origin
+is not for a session with a network of its own.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
+from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
@@ -22,6 +32,21 @@ from .routes import ForwardHandler, HubgridLab, forwarded_query, upstream_path
 
 #: where the forwarder answers, under the server's base_url
 PREFIX = "hubgrid/gateway/"
+#: where this server says where it reaches the gateway
+INFO = "hubgrid/gateway-info"
+#: the hub token every session has, which the gateway takes as an api_key
+TOKEN_VARIABLE = "JUPYTERHUB_API_TOKEN"
+
+
+def gateway_info(gateway_url: str, environ: Mapping[str, str]) -> dict:
+    """Where a notebook or terminal of this server calls the gateway
+    (``gateway_url``, its root: "" when unknown) and the environment variable
+    holding a hub token it may call it with (None without one: an endpoint
+    token is needed then). Never a token itself."""
+    root = gateway_url.rstrip("/") + "/" if gateway_url else ""
+    return {"gateway_url": root or None,
+            "openai_base_url": root + "v1" if root else None,
+            "token_variable": TOKEN_VARIABLE if environ.get(TOKEN_VARIABLE) else None}
 
 
 class GatewayHandler(ForwardHandler):
@@ -52,6 +77,23 @@ class GatewayHandler(ForwardHandler):
             self.flush()  # the status and headers now: the first token may take a while
 
 
+class GatewayInfoHandler(APIHandler):
+    """``GET``: :func:`gateway_info` of this server, for its owner."""
+
+    def initialize(self, config: HubgridLab):
+        self.hubgrid = config
+
+    @web.authenticated
+    def get(self):
+        owner, name = self.hubgrid.owner, self.current_user.username
+        if owner and name != owner:
+            raise web.HTTPError(403, f"hubgrid: only {owner}, who owns this server, may use "
+                                     f"hubgrid from it (you are {name})")
+        self.finish(gateway_info(self.hubgrid.gateway_url, os.environ))
+
+
 def setup_gateway_handlers(web_app, config: HubgridLab) -> None:
-    pattern = url_path_join(web_app.settings["base_url"], PREFIX, "(.*)")
-    web_app.add_handlers(".*$", [(pattern, GatewayHandler, {"config": config})])
+    base = web_app.settings["base_url"]
+    web_app.add_handlers(".*$", [
+        (url_path_join(base, PREFIX, "(.*)"), GatewayHandler, {"config": config}),
+        (url_path_join(base, INFO), GatewayInfoHandler, {"config": config})])

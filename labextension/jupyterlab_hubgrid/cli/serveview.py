@@ -7,6 +7,7 @@ a name on the command line means. Pure over the service's answers, except
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Mapping
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -86,6 +87,19 @@ def gateway_of(e: dict, root: str | None, listed: list[dict]) -> dict:
         return {"url": None, "openai_base_url": None, "model": model_id(e, listed)}
     return {"url": f"{root}e/{quote(e['id'], safe='')}/", "openai_base_url": f"{root}v1",
             "model": model_id(e, listed)}
+
+
+def openai_snippet(base_url: str, model: str) -> str:
+    """Python that calls the endpoint with the openai client from where this
+    command runs (``base_url``: the gateway as found here, e.g. a Docker
+    session's relay), with the session's hub token as the key."""
+    return "\n".join([
+        "import os",
+        "from openai import OpenAI",
+        f"client = OpenAI(base_url={json.dumps(base_url)},",
+        '                api_key=os.environ["JUPYTERHUB_API_TOKEN"])',
+        f"client.chat.completions.create(model={json.dumps(model)},",
+        '                               messages=[{"role": "user", "content": "hello"}])'])
 
 
 def with_gateway(ctx, e: dict, listed: list[dict] | None = None) -> dict:
@@ -213,6 +227,11 @@ def render_endpoint(e: Mapping) -> str:
              r.get("max_replicas"), f"{r.get('cooldown')} s"] for i, r in enumerate(rules)]))
     else:
         lines.append("no autoscaling rules")
+    if gw.get("openai_base_url"):
+        lines += ["", "call it with the openai client (api_key: your hub token, "
+                  "$JUPYTERHUB_API_TOKEN in a session, or an endpoint token):",
+                  *("  " + safe(line) for line in
+                    openai_snippet(gw["openai_base_url"], gw.get("model") or "").split("\n"))]
     events = (e.get("scaling_events") or [])[-RECENT_EVENTS:]
     if events:
         lines.append("")
