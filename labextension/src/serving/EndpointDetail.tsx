@@ -12,6 +12,7 @@ import * as React from 'react';
 
 import { ServingApi } from './api';
 import { Autoscaling } from './Autoscaling';
+import { IGatewayInfo, labOpenAIBase, openaiSnippet } from './callsnippet';
 import {
   changeNote,
   expiryDays,
@@ -36,6 +37,8 @@ interface IProps {
   me: { name: string; role: string; domain: string };
   origin: string;
   hubPrefix: string;
+  /** where this Lab's server (and its notebooks) reach the gateway */
+  gateway: IGatewayInfo | null;
   onChanged: () => void;
   onDeleted: () => void;
   onLog: (allocation: string) => void;
@@ -50,6 +53,8 @@ export function EndpointDetail(props: IProps): JSX.Element {
   const [error, setError] = React.useState('');
   const [busy, setBusy] = React.useState(false);
   const urls = gatewayUrls(props.origin, props.hubPrefix, e.id);
+  const labBase = labOpenAIBase(props.gateway);
+  const snippet = labBase ? openaiSnippet(labBase, props.model, props.gateway?.token_variable ?? null) : '';
   const note = changeNote(props.me, e);
   const rows = replicaRows(e.replicas_detail, e.health);
 
@@ -99,12 +104,28 @@ export function EndpointDetail(props: IProps): JSX.Element {
         <dt>Replicas</dt><dd data-field="replicas">{replicasText(e)} serving</dd>
         <dt>Model</dt><dd data-field="model">{props.model}</dd>
         <dt>URL</dt><dd data-field="url"><code>{urls.endpoint}</code></dd>
-        <dt>OpenAI base URL</dt><dd data-field="openai"><code>{urls.openai}</code></dd>
+        {labBase && (
+          <>
+            <dt>OpenAI base URL from this Lab</dt>
+            <dd data-field="openai-lab"><code>{labBase}</code> (its notebooks and terminals)</dd>
+          </>
+        )}
+        <dt>OpenAI base URL from elsewhere</dt>
+        <dd data-field="openai"><code>{urls.openai}</code> (where this browser reaches the hub)</dd>
         <dt>Image</dt><dd>{e.image}</dd>
         <dt>Model folder</dt><dd>{e.model_folder.name ?? e.model_folder.id}</dd>
         <dt>One replica</dt><dd>{slotsText(e.slots)}</dd>
         <dt>Created by</dt><dd>{e.created_by}</dd>
       </dl>
+      {snippet && (
+        <div className="jp-hubgrid-serving-snippet">
+          <p>
+            Call it from a notebook of this Lab:{' '}
+            <button className="jp-mod-styled" onClick={() => Clipboard.copyToSystem(snippet)}>Copy code</button>
+          </p>
+          <pre data-field="snippet">{snippet}</pre>
+        </div>
+      )}
       {note && <p className="jp-hubgrid-note" data-field="may-change">Note: {note}.</p>}
       {error && <p className="jp-hubgrid-error" role="alert">{error}</p>}
 

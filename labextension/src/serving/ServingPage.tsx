@@ -16,6 +16,7 @@ import * as React from 'react';
 
 import { IMeModel } from '../summary/types';
 import { ServingApi } from './api';
+import { IGatewayInfo } from './callsnippet';
 import { CreateForm, IChoices } from './CreateForm';
 import { EndpointDetail } from './EndpointDetail';
 import { servingIcon } from './icons';
@@ -59,7 +60,7 @@ export class ServingView extends ReactWidget {
   private async load(): Promise<void> {
     try {
       if (!this.me) {
-        this.me = await this.api.hubgrid.me();
+        [this.me, this.gateway] = await Promise.all([this.api.hubgrid.me(), this.api.gatewayInfo()]);
       }
       this.endpoints = await this.api.list();
       const id = this.selected;
@@ -160,6 +161,7 @@ export class ServingView extends ReactWidget {
         {this.detail && this.me && (
           <EndpointDetail key={this.detail.id} api={this.api} endpoint={this.detail} tokens={this.tokens}
             model={modelName(this.detail, this.endpoints)} me={this.me} origin={origin} hubPrefix={hubPrefix}
+            gateway={this.gateway}
             onChanged={() => this.refresh()}
             onDeleted={() => this.select(null)}
             onLog={allocation => {
@@ -176,6 +178,8 @@ export class ServingView extends ReactWidget {
   private readonly api: ServingApi;
   private readonly poll: Poll;
   private me: IMeModel | null = null;
+  /** where this Lab's notebooks reach the gateway (the server says) */
+  private gateway: IGatewayInfo | null = null;
   private endpoints: IEndpoint[] = [];
   private selected: string | null = null;
   private detail: IEndpoint | null = null;

@@ -6,10 +6,12 @@
  * ServingError with the service's message (and a create's problems).
  */
 
+import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 import { HubgridApi } from '../sessions/api';
 import { callApi, ProblemsError } from '../problems';
+import { IGatewayInfo } from './callsnippet';
 import { ICreateBody, IEndpoint, IRule, IToken, IValidation } from './types';
 
 const enc = encodeURIComponent;
@@ -66,6 +68,16 @@ export class ServingApi {
 
   revokeToken(id: string, tokenId: string): Promise<void> {
     return this.call(`endpoints/${enc(id)}/tokens/${enc(tokenId)}`, 'DELETE');
+  }
+
+  /** Where this server reaches the gateway (`hubgrid/gateway-info`); null when it cannot say. */
+  async gatewayInfo(): Promise<IGatewayInfo | null> {
+    try {
+      const r = await ServerConnection.makeRequest(URLExt.join(this.settings.baseUrl, 'hubgrid/gateway-info'), {}, this.settings);
+      return r.ok ? ((await r.json()) as IGatewayInfo) : null;
+    } catch {
+      return null;
+    }
   }
 
   private call<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
