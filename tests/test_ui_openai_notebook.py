@@ -21,7 +21,7 @@ from hub_fixtures import _ok
 from serving_fixtures import INFERENCE
 from session_fixtures import eventually
 from test_replicas_docker import endpoint, until_state
-from test_ui_serving import open_serving
+from test_ui_serving import open_serving, until_text
 from ui_fixtures import SLOW, screenshot
 
 NAME = "uinotebook"
@@ -120,6 +120,9 @@ def test_a_notebook_in_a_docker_session_calls_an_endpoint_with_the_openai_client
 def forget_notebook(page, server: str) -> None:
     """The notebook's kernel stopped, the file deleted, and a Lab without it
     (the Lab tests after this one share bob's server: none restores it)."""
+    if page.locator(".jp-mod-dirty").count():  # else Lab asks before it is left
+        page.keyboard.press("Control+s")
+        page.locator(".jp-mod-dirty").first.wait_for(state="detached", timeout=SLOW)
     page.goto(server + "/lab?reset")
     page.locator(".jp-LabShell").wait_for(timeout=SLOW)
     listed = in_page(page, "GET", server + "/api/sessions")
@@ -146,6 +149,7 @@ def called(page, hub, server, tmp_path):
     snippet = detail.locator('[data-field="snippet"]').inner_text()
     assert f'base_url="{base}"' in snippet and 'os.environ["JUPYTERHUB_API_TOKEN"]' in snippet
     assert f'model="{NAME}"' in snippet
+    until_text(page, detail.locator('[data-field="health"]'), "t === 'healthy: 1 of 1 up'")
     detail.locator(".jp-hubgrid-serving-snippet").scroll_into_view_if_needed()
     screenshot(page, "lab-serving-openai.png", tmp_path)
 
