@@ -105,6 +105,16 @@ def test_no_hub_side_package_is_in_the_image(engine):
                            "authenticator", "False", "hubgrid", "False"], out
 
 
+def test_the_openai_client_is_there_at_its_pinned_version(engine):
+    """Notebooks call the serving gateway with it, and an isolated session
+    cannot install it (docs/serving.md)."""
+    pin = re.search(r"^ARG OPENAI_VERSION=(\S+)$",
+                    (REPO / "images/base/Dockerfile").read_text(), re.M).group(1)
+    code, out = run(engine, "python3 -c 'import openai; print(openai.__version__)'")
+    assert code == 0, out
+    assert out.split() == [pin], out
+
+
 #: what the session's Jupyter server imports at start (jupyterhub-singleuser
 #: with every server extension the image enables)
 SERVER_IMPORTS = ("jupyterhub.singleuser", "jupyter_server.serverapp", "jupyterlab.labapp",
