@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tornado import web
 
-from . import (admin, chats, files, images, internal, modelstore, reclaim, scheduling,
+from . import (admin, chats, files, images, internal, livemounts, modelstore, reclaim, scheduling,
                serving, servingroutes, sessionstop, sessionview, tenancy, uploads, usage,
                vfolders)
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
@@ -47,6 +47,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"internal/allocations", internal.InternalAllocationsHandler),
     (rf"internal/allocations/{ALLOCATION}", internal.InternalAllocationHandler),
     (rf"internal/allocations/{ALLOCATION}/logs", internal.InternalLogHandler),
+    (rf"internal/allocations/{ALLOCATION}/mounts", livemounts.InternalMountsHandler),
     # tenancy
     (r"me", tenancy.MeHandler),
     (r"domains", tenancy.DomainsHandler),
@@ -81,6 +82,7 @@ API: list[tuple[str, type[APIHandler]]] = [
     (r"allocations/dry-run", scheduling.DryRunHandler),
     (rf"allocations/{ALLOCATION}", scheduling.AllocationHandler),
     (rf"allocations/{ALLOCATION}/logs", scheduling.AllocationLogHandler),
+    (rf"allocations/{ALLOCATION}/mounts", livemounts.AllocationMountsHandler),
     (rf"allocations/{ALLOCATION}/stop", sessionstop.AllocationStopHandler),  # admin pages
     # a session's own face
     (rf"allocations/{ALLOCATION}/history", sessionview.HistoryHandler),

@@ -368,9 +368,9 @@ class Allocation(Base):
     ended_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
     #: when its log was deleted by the retention rule
     log_purged_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-    #: the vfolders the session mounts:
-    #: [{"folder": id, "name": name, "path": host directory, "mode": "ro" | "rw"}]
+    #: its vfolders ({"folder", "name", "path", "mode", "live"}) and whether it can get more while it runs (storage/livemounts.py)
     mounts: Mapped[list] = mapped_column(JSON, default=list)
+    live_mounts: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
     # --- idle reclamation ---
     #: the session's latest activity report (the Lab extension):
     #: {"reported_at", "last_activity", "busy_kernels", "kernels", "terminals", ...}

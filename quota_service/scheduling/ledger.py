@@ -345,6 +345,8 @@ def allocation_model(s: Session, a: Allocation, base_url: str = "/",
         "ended_at": iso(a.ended_at),
         "log_purged_at": iso(a.log_purged_at),
         "mounts": list(a.mounts or []) if mount_paths else mounts.public(a.mounts or []),
+        # whether folders can be mounted into it while it runs ("mount now")
+        "live_mounts": bool(a.live_mounts),
         # the reclaim announced to the owner (idle reclamation), or None
         "reclaim": reclaim_rules.public(a.reclaim_notice, a.keeps or 0, aware(a.kept_until)),
     }
@@ -427,7 +429,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         priority=body.priority, created_at=now, reasons=reasons, origin=origin,
         state="allocated" if placement else "pending",
         image=body.image, server_name=body.server_name, command=body.command,
-        mounts=session_mounts,
+        mounts=session_mounts, live_mounts=bool(getattr(body, "live_mounts", False)),
         endpoint_id=replica["endpoint"] if replica else None,
         service=replica["service"] if replica else None,
     )

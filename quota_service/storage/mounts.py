@@ -106,5 +106,7 @@ def candidates(s: Session, user: User, project: Project, hosts) -> list[Candidat
 
 
 def public(mounts: list[dict]) -> list[dict]:
-    """The mounts as users see them: no host paths."""
-    return [{"folder": m["folder"], "name": m["name"], "mode": m["mode"]} for m in mounts]
+    """The mounts as users see them: no host paths; ``live`` marks a
+    folder mounted while the session ran (storage/livemounts.py)."""
+    return [{"folder": m["folder"], "name": m["name"], "mode": m["mode"],
+             **({"live": True} if m.get("live") else {})} for m in mounts]
