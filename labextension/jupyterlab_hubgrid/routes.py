@@ -160,8 +160,10 @@ class HubgridLab(Configurable):
     gateway_url = Unicode(
         help="""The serving gateway the Chat page calls through
         ``<base_url>hubgrid/gateway/`` (``gatewayroutes.py``), e.g.
-        ``http://127.0.0.1:8000/services/hubgrid-gateway/``. Default:
-        ``$HUBGRID_GATEWAY_URL``, else ``api_url`` with its
+        ``http://127.0.0.1:8000/services/hubgrid-gateway/``, and the one the
+        Serving page gives for this Lab's notebooks (``hubgrid/gateway-info``).
+        Default: ``$HUBGRID_GATEWAY_URL`` (the spawner sets it: in an isolated
+        Docker session, its relay), else ``api_url`` with its
         ``services/hubgrid/api/v1/`` replaced by ``services/hubgrid-gateway/``
         (the hub's proxy serves both; a Docker session's relay carries both).
         Example: ``c.HubgridLab.gateway_url = "https://hub.example.org/services/hubgrid-gateway/"``.""",
