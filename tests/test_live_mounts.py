@@ -60,9 +60,9 @@ def test_live_mounts_follow_the_permission_as_it_stands_and_start_mounts_stay():
 # --- through the API ----------------------------------------------------------
 
 @pytest.fixture
-def world(served):  # noqa: F811
-    """alice's running hub session (live mounts on) and a Slurm-like one
-    (off); folders made after the start: alice's ``notes``, bob's ``bobs``
+def started(served):  # noqa: F811
+    """alice's two running hub sessions ("live": its spawner will say it can
+    mount while it runs; "fixed": a Slurm-like one that never does); folders made after the start: alice's ``notes``, bob's ``bobs``
     shared with alice ro, acme/ml's ``ml-data`` (members rw), bob's
     ``private`` and gina's ``theirs`` (globex)."""
     add_extra_users(served.world)
@@ -74,9 +74,8 @@ def world(served):  # noqa: F811
     live = c.submit("alice", "ml", "gpu", slots={"cpu": "1"})
     fixed = c.submit("alice", "ml", "gpu", slots={"cpu": "1"})
     with served.world.tx() as s:
-        for alloc_id, can in ((live["id"], True), (fixed["id"], False)):
-            a = s.get(Allocation, alloc_id)
-            a.origin, a.live_mounts = "hub", can
+        for alloc_id in (live["id"], fixed["id"]):
+            s.get(Allocation, alloc_id).origin = "hub"
     served.svc.clock = lambda: c.now + dt.timedelta(seconds=1)
     served.ids = {"live": live["id"], "fixed": fixed["id"]}
     served.folders = {"notes": f.create("alice", "notes")["id"],
@@ -87,6 +86,15 @@ def world(served):  # noqa: F811
     f.share("bob", served.folders["bobs"], "alice", "ro")
     served.driver = f
     return served
+
+
+@pytest.fixture
+async def world(started):
+    """... and the live session's spawner said it can mount while it runs."""
+    resp, body = await started.call("PUT", f"internal/allocations/{started.ids['live']}/mounts",
+                                    "internal", json_body={"live_mounts": True})
+    assert resp.code == 200 and body == {"live_mounts": True}, body
+    return started
 
 
 async def mount(w, who, folder, which="live"):
@@ -177,3 +185,12 @@ async def test_a_revoked_share_a_trashed_folder_and_a_downgrade_reach_the_spawne
     # the share comes back: only a new mount puts it into the session again
     world.driver.share("bob", world.folders["bobs"], "alice", "rw")
     assert "bobs" not in await spawner_view(world)
+
+
+async def test_only_the_hub_says_that_a_session_can_mount_while_it_runs(started):
+    for who in ("alice", "ada", "root"):
+        resp, body = await started.call("PUT", f"internal/allocations/{started.ids['live']}/mounts",
+                                        who, json_body={"live_mounts": True})
+        assert resp.code in (401, 403), (who, body)
+    resp, body = await mount(started, "alice", "notes")
+    assert resp.code == 409 and "Folders to mount" in body["message"], body

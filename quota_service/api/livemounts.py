@@ -3,15 +3,16 @@
 ``allocations/<id>/mounts``: the session's folders as permissions stand
 now (GET: whoever sees the session), and a folder mounted now (POST: its
 owner only). ``internal/allocations/<id>/mounts``: the same list with host
-paths, for the spawner that applies it on the node."""
+paths, for the spawner that applies it on the node (PUT: the spawner says
+it can, once the session's live directory is in place)."""
 
 from __future__ import annotations
 
-from ..core.errors import NotFound
+from ..core.errors import Conflict, NotFound
 from ..core.models import Allocation
 from typing import Annotated
 
-from pydantic import Field, StrictStr
+from pydantic import Field, StrictBool, StrictStr
 
 from ..core.schemas import Body, parse
 from ..scheduling import ledger
@@ -62,10 +63,31 @@ class AllocationMountsHandler(APIHandler):
         self.finish_json(mount, 202)
 
 
+class LiveMountsOn(Body):
+    """The spawner says it can mount folders into the session while it runs."""
+
+    live_mounts: StrictBool
+
+
 class InternalMountsHandler(APIHandler):
-    """The session's mounts with host paths, as permissions stand now (its spawner)."""
+    """The session's mounts with host paths, as permissions stand now; its
+    spawner says whether it can mount more while the session runs."""
 
     caller_kind = "internal"
+    bodies = {"put": LiveMountsOn}
+
+    async def put(self, allocation_id):
+        """Whether the session's spawner can mount folders into it while it runs."""
+        body = parse(LiveMountsOn, self.json_body())
+
+        def write(s):
+            a = ledger.get_allocation(s, allocation_id)
+            if a.state != "allocated":
+                raise Conflict(f"session {a.id} is not running ({a.state})")
+            a.live_mounts = body.live_mounts
+            return {"live_mounts": a.live_mounts}
+
+        self.finish_json(await self.db(write))
 
     async def get(self, allocation_id):
         """The allocation's mounts with host paths; live ones as permissions stand now."""

@@ -430,8 +430,6 @@ class InternalAllocationCreate(AllocationCreate):
     #: vfolders to mount, by name or id (dot-folders are mounted anyway)
     vfolders: Annotated[list[Annotated[StrictStr, Field(min_length=1, max_length=64)]],
                         Field(max_length=64)] = []
-    #: its spawner can mount folders into it while it runs (storage/livemounts.py)
-    live_mounts: StrictBool = False
 
 
 # --- images -----------------------------------------------------------

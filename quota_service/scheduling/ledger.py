@@ -429,7 +429,7 @@ def submit(s: Session, p: Principal, body, now: dt.datetime, strategy, dry_run=F
         priority=body.priority, created_at=now, reasons=reasons, origin=origin,
         state="allocated" if placement else "pending",
         image=body.image, server_name=body.server_name, command=body.command,
-        mounts=session_mounts, live_mounts=bool(getattr(body, "live_mounts", False)),
+        mounts=session_mounts,
         endpoint_id=replica["endpoint"] if replica else None,
         service=replica["service"] if replica else None,
     )

@@ -1,7 +1,7 @@
 """live mounts: whether a session's spawner can mount folders into it while
-it runs (spawner/livemounts.py), so that the service refuses "mount now"
-for sessions whose backend cannot (Slurm, engines on other machines).
-Existing sessions cannot.
+it runs (spawner/livemounts.py; its spawner says so once the session runs), so
+that the service refuses "mount now" for sessions whose backend cannot
+(Slurm, engines on other machines). Existing sessions cannot.
 
 Revision ID: 0024
 Revises: 0023
