@@ -22,9 +22,10 @@ from sqlalchemy.orm import Session
 
 from . import fit, modeldef
 from ..core import authz
+from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Hidden
-from ..core.models import Domain, Endpoint, Project, ResourceGroup, User
+from ..core.models import Allocation, Domain, Endpoint, Project, ResourceGroup, User
 from ..scheduling import admission, groupview, holdings, ledger
 from ..sessions import registry
 from ..storage import folders
@@ -160,6 +161,28 @@ def fit_problems(s: Session, user: User, policy_name: str, project: Project,
     ``project`` (their policy, the project, the domain: as the spawn form's
     "remaining", ``ledger.spawn_choices``)."""
     return fit.problems(slots, replicas, *room_left(s, user, policy_name, project, slots))
+
+
+def held_replicas(s: Session, e: Endpoint) -> int:
+    """How many of ``e``'s replicas hold a session now (its pending and
+    allocated allocations): what the creator's ``room_left`` counts already."""
+    return len(s.scalars(select(Allocation.id).where(
+        Allocation.endpoint_id == e.id, Allocation.state.in_(ledger.ACTIVE))).all())
+
+
+def scale_problems(s: Session, e: Endpoint, project: Project, replicas: int,
+                   caller: str | None = None) -> list[dict]:
+    """Whether ``e`` may have ``replicas`` replicas under its creator's limits
+    (whoever asks: the replicas are the creator's sessions). The replicas
+    that run or wait already are counted once: in what the limits leave,
+    not again among the asked ones. The messages name whose limits."""
+    owner = s.scalar(select(User).where(User.name == e.created_by))
+    if owner is None:
+        return []
+    slots = slotlib.from_text(e.slots)
+    return fit.problems(slots, replicas,
+                        *room_left(s, owner, owner.resource_policy, project, slots),
+                        held=held_replicas(s, e), whose=fit.whose_limits(e.created_by, caller))
 
 
 def room_left(s: Session, user: User, policy_name: str, project: Project,

@@ -22,7 +22,7 @@ from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden, Invalid, NotFound
 from ..core.models import (Allocation, Domain, Endpoint, EndpointToken, Node, Project,
-                           ResourceGroup, User, VFolder)
+                           ResourceGroup, VFolder)
 from ..core.orm import aware, flush, iso
 from ..core.storemodels import StoreDeployment
 
@@ -145,7 +145,8 @@ def get(s: Session, p: Principal, endpoint_id: str) -> dict:
 
 
 def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
-    """Change the desired replicas (checked against the creator's limits) or
+    """Change the desired replicas (more are checked against the creator's
+    limits, the replicas running or queued counted once: ``checks.scale_problems``) or
     ``public`` (admins of its domain); its creator and admins only."""
     e, project = find(s, p, endpoint_id)
     authz.require_change_endpoint(p, project.domain.name, project.name, e.created_by,
@@ -156,9 +157,7 @@ def update(s: Session, p: Principal, endpoint_id: str, body) -> dict:
         authz.require_set_endpoint_public(p, project.domain.name)
         e.public = body.public
     if body.replicas is not None and body.replicas > e.replicas:
-        owner = s.scalar(select(User).where(User.name == e.created_by))
-        problems = [] if owner is None else checks.fit_problems(
-            s, owner, owner.resource_policy, project, slotlib.from_text(e.slots), body.replicas)
+        problems = checks.scale_problems(s, e, project, body.replicas, p.name)
         if problems:
             raise Invalid("; ".join(f"{x['field']}: {x['message']}" for x in problems),
                           detail=problems)

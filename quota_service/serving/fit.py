@@ -6,7 +6,8 @@ change, with exact decimal text:
 
 - ``problems``: ``replicas`` replicas of ``slots`` each against the
   admission's ``remaining`` (what one more session could take of each slot,
-  None: unlimited) and ``sessions_left``;
+  None: unlimited) and ``sessions_left``; the replicas already running or
+  queued (``held``) are in those figures already and count once;
 - ``capacity``: one replica against the group's nodes (``NodeRoom``: a
   node's capacity, ``gpu`` its device count) as admission judges a request
   (``admission.check_capacity``): one that no node could ever hold is a
@@ -31,21 +32,39 @@ SHARES = "gpu.shares"
 
 def problems(slots: Mapping[str, Decimal], replicas: int,
              remaining: Mapping[str, Decimal | None], sessions_left: int | None,
-             ) -> list[dict]:
-    """[{field, message}] for each limit ``replicas`` x ``slots`` passes."""
+             held: int = 0, whose: str = "your limits") -> list[dict]:
+    """[{field, message}] for each limit ``replicas`` x ``slots`` passes.
+
+    ``held``: how many of the ``replicas`` already run or wait as sessions
+    (the endpoint's active allocations): ``remaining`` and ``sessions_left``
+    count those already, so only the rest are new and each session is
+    counted once. ``whose``: the limits' owner as the message names them
+    ("your limits", or the creator's when someone else scales)."""
+    new = max(0, replicas - held)
     out = []
-    if sessions_left is not None and replicas > sessions_left:
+    if sessions_left is not None and new > sessions_left:
+        sessions = (f"{replicas} replicas are {replicas} sessions" if not held else
+                    f"{replicas} replicas with {held} running or queued already are "
+                    f"{new} more session{'s' if new != 1 else ''}")
         out.append({"field": "replicas", "message":
-                    f"{replicas} replicas are {replicas} sessions: your limits leave "
-                    f"room for {sessions_left} more"})
+                    f"{sessions}: {whose} leave room for {sessions_left} more"})
     for name, amount in sorted(slots.items()):
         left = remaining.get(name)
-        need = amount * replicas
+        need = amount * new
         if left is not None and need > left:
+            times = f"{replicas}" if not held else f"{new} more (of {replicas})"
             out.append({"field": f"slots.{name}", "message":
-                        f"{replicas} x {format_slot(name, amount)} = {format_slot(name, need)}"
-                        f": your limits leave {format_slot(name, left)}"})
+                        f"{times} x {format_slot(name, amount)} = {format_slot(name, need)}"
+                        f": {whose} leave {format_slot(name, left)}"})
     return out
+
+
+def whose_limits(creator: str, caller: str | None) -> str:
+    """The limits a check of an endpoint's replicas reads, named for the
+    one who reads the message: the caller's own, or the creator's."""
+    if caller is None or caller == creator:
+        return "your limits"
+    return f"the limits of {creator} (the endpoint's creator)"
 
 
 # --- the group's nodes -----------------------------------------------------------

@@ -34,7 +34,7 @@ from .autoscale import Rule, RuleError
 from . import checks, fit
 from ..core import slots as slotlib
 from ..core.errors import Conflict, Hidden, Invalid
-from ..core.models import Allocation, Endpoint, Project, User
+from ..core.models import Endpoint, Project, User
 from ..core.orm import aware
 
 EVENTS = 20
@@ -79,14 +79,13 @@ def room(s: Session, e: Endpoint, wanted: int) -> tuple[int, str]:
     project = s.get(Project, e.project_id)
     if owner is None or project is None:
         return wanted, ""
-    admitted = len(s.scalars(select(Allocation.id).where(
-        Allocation.endpoint_id == e.id, Allocation.state.in_(("pending", "allocated")))).all())
-    waiting = max(0, e.replicas - admitted)
+    held = checks.held_replicas(s, e)
     slots = slotlib.from_text(e.slots)
     left = checks.room_left(s, owner, owner.resource_policy, project, slots)
     why = ""
     for k in range(wanted, -1, -1):
-        problems = fit.problems(slots, waiting + k, *left)
+        problems = fit.problems(slots, e.replicas + k, *left, held=held,
+                                whose="the creator's limits")
         if not problems:
             return k, why
         why = why or "; ".join(f"{p['field']}: {p['message']}" for p in problems)
