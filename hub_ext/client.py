@@ -129,5 +129,16 @@ class HubgridClient:
         return await self._call("POST", f"internal/allocations/{quote(alloc_id, safe='')}/logs",
                                 raw=bytes(data))
 
+    async def mounts(self, alloc_id: str) -> dict:
+        """The session's mounts with host paths, its live ones as permissions
+        stand now (``{"state", "live_mounts", "mounts"}``)."""
+        return await self._call("GET", f"internal/allocations/{quote(alloc_id, safe='')}/mounts",
+                                refusals=LOOKUP_REFUSALS)
+
+    async def live_mounts_on(self, alloc_id: str) -> dict:
+        """Say that the session can have folders mounted while it runs."""
+        return await self._call("PUT", f"internal/allocations/{quote(alloc_id, safe='')}/mounts",
+                                {"live_mounts": True})
+
     async def sync(self) -> dict:
         return await self._call("POST", "internal/sync", {})

@@ -30,6 +30,9 @@ class Mount:
     source: str
     target: str
     read_only: bool = True
+    #: the bind's propagation ("": Docker's default, rprivate); ``rslave``:
+    #: mounts made later under ``source`` on the node appear in the container
+    propagation: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,8 @@ def host_config(spec: SessionSpec) -> dict:
     pipe directory (read-write: the client connects to the control daemon
     and the server through the sockets and pipes in it). docs/gpus.md says
     what this leaves shared and what it requires of the node."""
-    mounts = [{"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only}
+    mounts = [{"Type": "bind", "Source": m.source, "Target": m.target, "ReadOnly": m.read_only,
+               **({"BindOptions": {"Propagation": m.propagation}} if m.propagation else {})}
               for m in spec.mounts]
     if uses_mps(spec):
         pipe = spec.enforcement.mps_pipe_directory

@@ -33,6 +33,7 @@ from .builders import SessionSpec, container_config, vfolder_mounts
 from .gpuenv import allocation_gpus
 from .inference import InferenceDockerMixin
 from . import readiness
+from .dockerlive import LiveMountsMixin
 from .dockernet import SessionNetworkMixin
 from .isolation import SERVER_PORT, SessionNetwork, check_root, engine_is_local
 from .mixin import HubgridSpawnerMixin
@@ -49,8 +50,8 @@ def session_host(docker_url: str) -> str:
     return "127.0.0.1"
 
 
-class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpawnerMixin,
-                           DockerSpawner):
+class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetworkMixin,
+                           HubgridSpawnerMixin, DockerSpawner):
     """Sessions in Docker containers on the node the hubgrid service chose."""
 
     default_docker_url = Unicode(
@@ -250,7 +251,7 @@ class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpa
             gpu_mode=self.gpu_sharing_mode, attach_gpus=attach_gpus, uid=self.session_uid, gid=self.session_gid,
             pids_limit=self.pids_limit, env=tuple(sorted(self.get_env().items())),
             mounts=vfolder_mounts(a.get("mounts", []), self.vfolder_mount_root)
-            + (self._net.mounts(relay=not self.serving) if self._net else ()),
+            + (self._net.mounts(relay=not self.serving) if self._net else ()) + self._live_mounts(),
             enforcement=self.gpu_enforcement(image_labels or {}),
         )
 
@@ -266,6 +267,7 @@ class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpa
         return (info.get("Config") or {}).get("Labels") or {}
 
     async def create_object(self):
+        await self._prepare_live_mounts()  # dockerlive.py: the session's live directory
         try:
             spec = self.session_spec(attach_gpus=await self._attach_gpus(),
                                      image_labels=await self._image_labels())
@@ -377,6 +379,7 @@ class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpa
         if self._net is None:
             return result
         self._use_socket()
+        await self._live_started()
         return self._net.server_url
 
     async def poll(self):
@@ -385,10 +388,13 @@ class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpa
         status = await super().poll()
         if status is None and self._net is not None and self.object_id and not self.serving:
             await self._ensure_relay()  # a hub that restarted
+            if self._live_alloc:
+                self._keep_live_mounts()
         elif status is not None and not self._stopping:
             # ended by itself: JupyterHub calls no stop() (nor after a failed
             # start whose container is gone), so its relay and directory go here
             await self._discard_network()
+            await self._discard_live_mounts()
             await self._drop_sandbox()
         return status
 
@@ -487,6 +493,7 @@ class HubgridDockerSpawner(InferenceDockerMixin, SessionNetworkMixin, HubgridSpa
         finally:
             self._count_start(-1)  # a start the hub gave up on
             await self._discard_network()
+            await self._discard_live_mounts()
             await self._drop_sandbox()
 
     async def remove_object(self):
