@@ -161,9 +161,12 @@ def preset_size(choices: dict) -> dict:
 
 
 def spawn_form(choices: dict, default_image: str | None = None,
-               defaults: dict | None = None, images: bool = True) -> str:
+               defaults: dict | None = None, images: bool = True,
+               console_url: str = "/services/hubgrid/console/") -> str:
     """The spawn page's form for the service's spawn choices of one user;
-    ``images``: the backend runs registry images (the form offers them).
+    ``images``: the backend runs registry images (the form offers them);
+    ``console_url``: the hubgrid console, where a domain admin in no project
+    is sent to make one.
     The sizes start on the service's default resource preset, or on
     ``defaults`` (``Spawner.default_size``, set by this hub's admin)."""
     presets = [{**p, "fields": preset_fields(p)} for p in choices.get("presets") or []]
@@ -187,5 +190,5 @@ def spawn_form(choices: dict, default_image: str | None = None,
         choices=choices, images=choices["images"] if images else [], groups=[groups[n] for n in names], default_group=default_group,
         default_image=default_image, defaults=fields, presets=presets,
         preset=chosen["name"] if chosen else "",
-        slots=slots, slot_titles=SLOT_TITLES, show=show_amount,
+        slots=slots, slot_titles=SLOT_TITLES, show=show_amount, console_url=console_url,
     )

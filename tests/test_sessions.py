@@ -228,7 +228,7 @@ def test_spawn_choices_offer_only_what_the_user_may_use_and_what_remains(gpu):
     ask(gpu, slots={"cpu": "1", "mem": "1G", "gpu.shares": "0.25"})
 
     got = choices(gpu, "alice")
-    assert (got["user"], got["domain"]) == ("alice", "acme")
+    assert (got["user"], got["domain"], got["domain_admin"]) == ("alice", "acme", False)
     [ml] = got["projects"]
     assert ml["name"] == "ml"
     assert [g["name"] for g in ml["resource_groups"]] == ["gpu"]
@@ -247,6 +247,9 @@ def test_spawn_choices_leave_out_inactive_projects_and_refuse_unknown_users(gpu)
     gpu.set_project("acme", "ml", active=False)
     assert choices(gpu, "alice")["projects"] == []
     assert choices(gpu, "bob")["projects"] == []
+    ada = choices(gpu, "ada")  # acme's admin, in no project: the form tells her to make one
+    assert (ada["projects"], ada["domain_admin"]) == ([], True)
+    assert choices(gpu, "gus")["domain_admin"] and not choices(gpu, "bob")["domain_admin"]
     from quota_service.core.errors import Denied
     with pytest.raises(Denied):
         choices(gpu, "nobody")

@@ -108,7 +108,20 @@ def test_a_backend_without_images_offers_none():
 def test_a_user_in_no_project_is_told_whom_to_ask():
     page = soup(spawn_form({**CHOICES, "projects": []}))
     assert "Ask an admin of your domain (acme)" in page.select_one("#hg-no-project").text
+    assert page.select("#hg-console-projects") == []
     assert page.select("select") == []
+
+
+def test_a_domain_admin_in_no_project_is_told_to_make_one_in_the_console():
+    page = soup(spawn_form({**CHOICES, "projects": [], "domain_admin": True},
+                           console_url="/base/services/hubgrid/console/"))
+    note = " ".join(page.select_one("#hg-no-project").text.split())
+    assert "You administer acme: create a project and add yourself" in note
+    assert "Ask an admin" not in note
+    assert page.select_one("#hg-console-projects")["href"] == \
+        "/base/services/hubgrid/console/#domains"
+    # the page's Start button is disabled by the form's own script
+    assert "start.disabled = true" in page.select_one("script").text
 
 
 def test_names_from_the_service_are_escaped():

@@ -182,7 +182,9 @@ def spawn_choices(s: Session, user_name: str) -> dict:
     """What ``user_name`` may start now, for the hub's spawn form: per active
     project, the resource groups they may use and what their limits leave
     (user policy, project and domain together; ``None``: unlimited), and
-    the images their domain may use with each image's minimum."""
+    the images their domain may use with each image's minimum;
+    ``domain_admin``: the user administers their domain (a user in no
+    project is then told to make one, rather than whom to ask)."""
     p = accounts.principal_for_hub_user(s, user_name)
     user = s.scalar(select(User).where(User.name == user_name))
     domain = user.domain
@@ -208,7 +210,8 @@ def spawn_choices(s: Session, user_name: str) -> dict:
     images_ = [{"name": i["name"], "min_slots": i["min_slots"]}
                for i in registry.list_images(s, p)
                if {"interactive", "batch"} & set(i["session_types"])]
-    return {"user": user.name, "domain": domain.name, "projects": projects, "images": images_}
+    return {"user": user.name, "domain": domain.name, "domain_admin": p.administers(domain.name),
+            "projects": projects, "images": images_}
 
 
 def _lookup_request(s: Session, p: Principal, body) -> tuple[people.UserRow, people.ProjectRow,
