@@ -19,6 +19,7 @@ import os
 import posixpath
 
 from traitlets import Float, Unicode, default
+from traitlets.config import Configurable
 
 from hub_ext.client import Refused, ServiceUnavailable
 
@@ -35,8 +36,9 @@ def container_mount(directory: str, target: str) -> Mount:
     return Mount(directory, target, read_only=True, propagation="rslave")
 
 
-class LiveMountsMixin:
-    """For HubgridDockerSpawner: folders mounted into its running session."""
+class LiveMountsMixin(Configurable):
+    """For HubgridDockerSpawner (first in its bases: its settings are the
+    spawner's): folders mounted into its running session."""
 
     live_mount_root = Unicode(
         "/run/hubgrid/live",
