@@ -157,6 +157,12 @@ class LiveMountsMixin(Configurable):
             except (OSError, ValueError) as e:
                 self.log.warning("live directory of %s not removed: %s", self._log_name, e)
 
+    def get_env(self):
+        env = super().get_env()
+        if self._live_alloc:  # where the CLI and the Lab say a mounted folder is
+            env["HUBGRID_LIVE_FOLDERS"] = self.live_mount_dir
+        return env
+
     def get_state(self):
         state = super().get_state()
         if self._live_alloc:

@@ -194,3 +194,36 @@ async def test_only_the_hub_says_that_a_session_can_mount_while_it_runs(started)
         assert resp.code in (401, 403), (who, body)
     resp, body = await mount(started, "alice", "notes")
     assert resp.code == 409 and "Folders to mount" in body["message"], body
+
+
+# --- the hubgrid CLI in the session -------------------------------------------------
+
+async def hubgrid_cli(w, user, *argv, **extra_env):
+    import asyncio
+    import io
+
+    from jupyterlab_hubgrid.cli import main
+
+    access, secret = w.auth(user).removeprefix("Keypair ").split(":", 1)
+    env = {"HUBGRID_API_URL": w.api, "HUBGRID_ACCESS_KEY": access,
+           "HUBGRID_SECRET_KEY": secret, **extra_env}
+    out, err = io.StringIO(), io.StringIO()
+    code = await asyncio.to_thread(main, list(argv), env=env, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_hubgrid_folders_mount_mounts_into_this_session_and_says_why_not(world):
+    session = {"HUBGRID_ALLOCATION": world.ids["live"],
+               "HUBGRID_LIVE_FOLDERS": "/home/jovyan/mounted-folders"}
+    code, out, err = await hubgrid_cli(world, "alice", "folders", "mount", "bobs", **session)
+    assert (code, err) == (0, ""), err
+    assert out == ("mounting bobs (read-only) in the session at "
+                   "/home/jovyan/mounted-folders/bobs: it appears within seconds\n")
+    assert "bobs" in await spawner_view(world)
+    code, out, err = await hubgrid_cli(world, "alice", "folders", "mount", "bobs", **session)
+    assert code == 1 and "mounted in this session already" in err and err.count("\n") == 1
+    code, out, err = await hubgrid_cli(world, "alice", "folders", "mount", "notes",
+                                       "--session", world.ids["fixed"])
+    assert code == 1 and "Folders to mount" in err, err
+    code, out, err = await hubgrid_cli(world, "alice", "folders", "mount", "notes")
+    assert code == 2 and "not in a hubgrid session" in err, err

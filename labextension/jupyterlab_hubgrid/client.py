@@ -283,6 +283,16 @@ class HubgridClient:
     def allocation(self, allocation_id: str) -> dict:
         return self.request("GET", f"allocations/{_q(allocation_id)}")
 
+    def mounts(self, allocation_id: str) -> dict:
+        """The session's folders (``live``: mounted while it ran) and
+        whether it can have more mounted now (``live_mounts``)."""
+        return self.request("GET", f"allocations/{_q(allocation_id)}/mounts")
+
+    def mount_folder(self, allocation_id: str, folder: str) -> dict:
+        """Mount a folder (name or id) into the running session."""
+        return self.request("POST", f"allocations/{_q(allocation_id)}/mounts",
+                            json_body={"folder": folder})
+
     def dry_run(self, body: Mapping) -> dict:
         """Would this request fit now? (verdict, fits_now, node, gpus, reasons)"""
         return self.request("POST", "allocations/dry-run", json_body=body)

@@ -94,6 +94,23 @@ def create(ctx, args) -> None:
              f"{safe(f.get('host'))}, {owner_text(f)}")
 
 
+def this_session(ctx, args) -> str:
+    session = args.session or ctx.env.get("HUBGRID_ALLOCATION", "").strip()
+    if not session:
+        raise UsageError("not in a hubgrid session: name one with --session ID "
+                         "(see 'hubgrid sessions ls')")
+    return session
+
+
+def mount(ctx, args) -> None:
+    m = ctx.client.mount_folder(this_session(ctx, args), args.folder)
+    where = ctx.env.get("HUBGRID_LIVE_FOLDERS", "") if not args.session else ""
+    at = f" at {safe(where.rstrip('/') + '/' + m['name'])}" if where else ""
+    mode = "read-only" if m["mode"] == "ro" else "read-write"
+    ctx.emit(m, lambda m: f"mounting {safe(m['name'])} ({mode}) in the session{at}: "
+             "it appears within seconds")
+
+
 def files(ctx, args) -> None:
     f = find_folder(ctx, args.folder)
     entry = ctx.client.files(f["id"], args.path or "")
@@ -231,6 +248,12 @@ def register(groups, common) -> None:
     p.add_argument("--permission", choices=PERMISSIONS,
                    help="what the project's members may do (project folders)")
     p.add_argument("--usage-mode", choices=("general", "data", "model"))
+
+    p = command(subs, "mount", common, mount,
+                "mount a folder into this running session, without a restart")
+    p.add_argument("folder", help="name or id")
+    p.add_argument("--session", help="the session's id (default: this one, "
+                   "$HUBGRID_ALLOCATION)")
 
     p = command(subs, "files", common, files, "the files in a folder")
     p.add_argument("folder", help="name or id")
