@@ -202,8 +202,9 @@ def usage_model(alloc_id: str, state: str, cores: Decimal, readings: list[Readin
     if state != "allocated":
         note = "it is not running"
     elif not samples:
-        note = ("not sampled: only sessions under a policy with a utilization rule are read "
-                "(by each reclaim pass)")
+        note = ("not sampled: each reclaim pass reads a running session's container "
+                "(a session without one, such as a local process, is not read; with "
+                "usage_sample_window 0, only sessions under a utilization rule are)")
     return {"id": alloc_id, "state": state, "cores": str(cores),
             "latest": samples[-1] if samples else None, "samples": samples, "note": note}
 

@@ -193,7 +193,8 @@ class ServiceRuntime:
             shadow=self.reclaim_shadow_mode, default_warning=self.reclaim_warning,
             docker_hosts=list(self.docker_hosts), make_client=self.docker_client,
             docker_timeout=self.docker_timeout, gpu=self.gpu_source,
-            released=self.schedule_soon, save_wait=self.reclaim_save_wait)
+            released=self.schedule_soon, save_wait=self.reclaim_save_wait,
+            sample_window=self.usage_sample_window)
 
     def check_shares(self) -> str | None:
         """One share check of this machine's node (``share_check_*`` settings)."""

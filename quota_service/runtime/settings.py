@@ -175,6 +175,20 @@ class OperationsSettings(HasTraits):
     reclaim_gpu_source = Enum(["none", "nvml"], "none", help="""GPU readings of the
         utilization rule: NVML on the service's node, or none (GPU thresholds: no
         data, never idle).""").tag(config=True)
+    usage_sample_window = Integer(600, help="""Seconds of live-use readings kept
+        for every running session but an endpoint's replica, whatever its
+        policy: each reclaim pass (``reclaim_interval``) reads the session's
+        CPU, memory and GPU use, which its detail shows ("Use now", ``GET
+        allocations/<id>/usage``). Reading reclaims nothing: only a policy's
+        utilization rule judges the readings, over its own window. 0: only
+        sessions under a policy with a utilization rule are read. Example:
+        ``c.HubgridService.usage_sample_window = 1800``.""").tag(config=True)
+
+    @validate("usage_sample_window")
+    def _valid_usage_sample_window(self, proposal):
+        if not 0 <= proposal["value"] <= 86400:
+            raise TraitError("usage_sample_window: from 0 to 86400 seconds")
+        return proposal["value"]
 
     # -- GPU share check (docs/gpus.md) -----------------------------
 

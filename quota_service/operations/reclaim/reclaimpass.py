@@ -4,7 +4,13 @@ session with the pure rules; write the decisions; stop what is reclaimed
 (a hub server through the hub's API, any other allocation by releasing it).
 
 Readings are kept in memory per session (``window.Window``): after a
-restart the windows fill again, which only delays a utilization reclaim."""
+restart the windows fill again, which only delays a utilization reclaim.
+
+Reading a session's use and judging it are apart: with ``sample_window``
+every running session (not an endpoint's replica) is read, for the live use
+its detail shows, but only those under a policy with a rule (or with a
+notice) are judged; a reading reclaims nothing unless the session's own
+policy has a utilization rule."""
 
 from __future__ import annotations
 
@@ -104,10 +110,20 @@ class Reclaimer:
         same = current.deadline == d.notice.deadline and current.numbers == d.notice.numbers
         return rules.Decision("none" if same else "update", d.notice, held=True)
 
-    def _targets(self, cands, docker_hosts: list[str]):
+    @staticmethod
+    def keep_of(c: store.Candidate, sample_window: int) -> int:
+        """How long ``c``'s readings are kept (0: it is not read): its
+        utilization rule's window, or the display's ``sample_window``,
+        whichever is longer."""
+        st = c.settings
+        rule = st.utilization_window if c.judged and st.utilization_window and st.thresholds \
+            else 0
+        return max(rule or 0, sample_window)
+
+    def _targets(self, cands, docker_hosts: list[str], sample_window: int):
         out = []
         for c in cands:
-            if c.settings.utilization_window and c.settings.thresholds:
+            if self.keep_of(c, sample_window):
                 urls = [c.backend_url] if c.backend_url else list(docker_hosts)
                 out.append((c.id, urls, c.backend_url, list(c.gpu_indices)))
         return out
@@ -116,28 +132,35 @@ class Reclaimer:
                   default_warning: int, docker_hosts: list[str], make_client,
                   docker_timeout: float, gpu: sources.GPUSource,
                   released: Callable[[], None] = lambda: None,
-                  save_wait: float = 0) -> PassReport:
+                  save_wait: float = 0, sample_window: int = 0) -> PassReport:
         """One pass as of ``now``; ``save_wait``: how long after its deadline
-        a stop may wait for a Lab's save (``savehold``; 0: never)."""
+        a stop may wait for a Lab's save (``savehold``; 0: never);
+        ``sample_window``: seconds of readings kept of every running session
+        for its live use (0: only sessions under a utilization rule are read)."""
         report = PassReport()
-        cands = await asyncio.to_thread(self._candidates, default_warning, now)
+        cands = await asyncio.to_thread(self._candidates, default_warning, now,
+                                        sample_window > 0)
         live = {c.id for c in cands}
         for gone in set(self.windows) - live:
             del self.windows[gone]
         hub_last: dict | None = {}
-        if any(c.origin == "hub" for c in cands):
+        if any(c.origin == "hub" and c.judged for c in cands):
             try:
                 hub_last = await hub_activity(hub)
             except Exception as e:
                 self.log.warning("reclaim: the hub's activity could not be read: %s", e)
                 hub_last = None
-        targets = self._targets(cands, docker_hosts)
+        targets = self._targets(cands, docker_hosts, sample_window)
         if targets:
             readings = await asyncio.to_thread(sources.read, targets, make_client,
                                                docker_timeout, gpu, now, self.log)
+            keeps = {c.id: self.keep_of(c, sample_window) for c in cands}
+            ruled = {c.id for c in cands if self.keep_of(c, 0)}
             for alloc, reading in readings.items():
-                keep = max(c.settings.utilization_window for c in cands if c.id == alloc)
-                self.windows.setdefault(alloc, Window()).add(reading, keep)
+                if alloc not in ruled and reading.empty:
+                    continue  # nothing to show (no container: a local process)
+                self.windows.setdefault(alloc, Window()).add(reading, keeps[alloc])
+        cands = [c for c in cands if c.judged]  # the rest are only read
         decisions = []
         for c in cands:
             d = self._judge(c, (hub_last or {}).get(c.id), hub_last is not None, now, slack,
@@ -151,9 +174,9 @@ class Reclaimer:
             released()
         return report
 
-    def _candidates(self, default_warning: int, now: dt.datetime):
+    def _candidates(self, default_warning: int, now: dt.datetime, sample_all: bool = False):
         with db.transaction(self.factory) as s:
-            return store.candidates(s, default_warning)
+            return store.candidates(s, default_warning, sample_all)
 
     def _apply(self, decisions, now: dt.datetime, report: PassReport) -> list[dict]:
         todo = []

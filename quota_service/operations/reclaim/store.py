@@ -73,10 +73,15 @@ class Candidate:
     activity: dict | None
     keeps: int
     kept_until: dt.datetime | None
+    #: judged by the rules (its policy has one, or it has a notice); False:
+    #: only read for its live use (``sample_all``), never reclaimed
+    judged: bool = True
 
 
-def candidates(s: Session, default_warning: int) -> list[Candidate]:
-    """Every allocated session bound by a policy with at least one rule. An
+def candidates(s: Session, default_warning: int, sample_all: bool = False) -> list[Candidate]:
+    """Every allocated session bound by a policy with at least one rule, and
+    with ``sample_all`` every other one too, not to be judged
+    (``judged=False``: its use is read for the session's detail only). An
     endpoint's replicas (``inference``) are not: no rule reclaims them (a
     model server has no kernels or browser, and a replica cut after a
     lifetime would only be started again by its endpoint); their endpoint's
@@ -91,7 +96,8 @@ def candidates(s: Session, default_warning: int) -> list[Candidate]:
         if key not in policies:
             policies[key] = settings_of(binding_policy(s, a, user), default_warning)
         st = policies[key]
-        if not st.any_rule and not a.reclaim_notice:
+        judged = bool(st.any_rule or a.reclaim_notice)
+        if not judged and not sample_all:
             continue
         node = s.get(Node, a.node_id) if a.node_id else None
         out.append(Candidate(
@@ -104,7 +110,7 @@ def candidates(s: Session, default_warning: int) -> list[Candidate]:
             gpus=rules.gpu_amount(a.gpus),
             gpu_indices=tuple(int(g["index"]) for g in a.gpus or []), cores=Decimal((a.slots or {}).get("cpu", "0")),
             settings=st, notice=a.reclaim_notice, activity=a.activity, keeps=a.keeps or 0,
-            kept_until=aware(a.kept_until)))
+            kept_until=aware(a.kept_until), judged=judged))
     return out
 
 

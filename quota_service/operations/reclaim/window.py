@@ -38,6 +38,13 @@ class Reading:
     gpu_util: Decimal | None = None
     gpu_mem: Decimal | None = None
 
+    @property
+    def empty(self) -> bool:
+        """Did no source answer? (a rule keeps such a reading as "no data";
+        the display has nothing to show of it)"""
+        return all(x is None for x in (self.cpu_seconds, self.mem_used, self.gpu_util,
+                                       self.gpu_mem))
+
 
 @dataclass
 class Window:
