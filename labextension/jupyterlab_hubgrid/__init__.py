@@ -20,6 +20,7 @@ from .gatewayroutes import setup_gateway_handlers
 from .hubroutes import setup_hub_route_handlers
 from .reclaimwatch import setup_reclaim_handlers
 from .routes import setup_route_handlers
+from .sessioninfo import setup_session_info_handler
 
 
 def _jupyter_labextension_paths():
@@ -43,6 +44,7 @@ def _load_jupyter_server_extension(server_app):
     setup_reclaim_handlers(server_app.web_app, config)  # hubgrid/input, hubgrid/reclaim
     setup_download_handlers(server_app.web_app, config)  # hubgrid/download-tickets, download/
     setup_gateway_handlers(server_app.web_app, config)  # hubgrid/gateway/: the Chat page
+    setup_session_info_handler(server_app.web_app, config)  # hubgrid/this-session
     start_reporter(server_app, config)  # inside a hubgrid session: kernel activity to hubgrid
     if config.api_url:
         server_app.log.info("jupyterlab_hubgrid: forwarding hubgrid/api/ to %s", config.api_url)

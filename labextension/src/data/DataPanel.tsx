@@ -15,10 +15,11 @@ import { dataIcon } from './icons';
 import { badgeText } from './invitations';
 import { DataModel } from './model';
 import { MountsView } from './MountsView';
+import { SessionView } from './SessionView';
 import { InvitationsView } from './InvitationsView';
 import { shareFolder } from './SharesView';
 
-type Tab = 'folders' | 'trash' | 'invitations' | 'mounts';
+type Tab = 'folders' | 'trash' | 'invitations' | 'mounts' | 'session';
 
 function StorageSummary(props: { model: DataModel }): JSX.Element | null {
   const { me, folders, policy } = props.model.state;
@@ -59,7 +60,8 @@ function DataView(props: { model: DataModel; actions: IFolderActions }): JSX.Ele
     { id: 'folders', label: 'Folders' },
     { id: 'trash', label: 'Trash' },
     { id: 'invitations', label: 'Invitations' },
-    { id: 'mounts', label: 'Next session' }
+    { id: 'mounts', label: 'Next session' },
+    { id: 'session', label: 'This session' }
   ];
   let body: JSX.Element;
   if (!loaded || !me) {
@@ -68,6 +70,8 @@ function DataView(props: { model: DataModel; actions: IFolderActions }): JSX.Ele
     body = <InvitationsView model={model} />;
   } else if (tab === 'mounts') {
     body = <MountsView model={model} />;
+  } else if (tab === 'session') {
+    body = <SessionView model={model} />;
   } else {
     const rows = folderTable(folders, me, policy, tab === 'trash' ? 'trashed' : 'active');
     body = (
