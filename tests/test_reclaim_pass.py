@@ -179,3 +179,35 @@ async def test_an_endpoints_replica_is_never_reclaimed(served, cluster, session)
         assert (rep.warned, rep.reclaimed) == ([], [])
     _, model = await served.call("GET", f"allocations/{session}", "alice")
     assert model["state"] == "allocated" and model["reclaim"] is None
+
+
+async def test_the_reclaimed_record_and_access_log_have_the_final_numbers_not_the_warnings(
+        served, cluster, session):  # noqa: F811
+    """Warned 560 s after the start (the deadline moves to a full warning
+    lead later); the next pass comes at 640 s: the warning's event keeps its
+    numbers, the reclaimed event, the session's end and the access log say
+    how long it was idle at the stop, and the stop's time."""
+    svc = served.svc
+    assert (await run(svc, at(cluster, 560))).warned == [session]
+    assert (await run(svc, at(cluster, 610))).reclaimed == []  # warned 60 s ahead at least
+    assert (await run(svc, at(cluster, 640))).reclaimed == [session]
+    _, events = await served.call("GET", f"reclaim/events?allocation={session}", "alice")
+    by_kind = {e["kind"]: e for e in events["events"]}
+    warning = by_kind["warning"]["details"]
+    last = dt.datetime.fromisoformat(warning["last_activity"])
+    warned_idle, idle = warning["idle_seconds"], round((at(cluster, 640) - last).total_seconds())
+    assert warned_idle < 600 < idle, (warned_idle, idle)
+    final = by_kind["reclaimed"]
+    assert final["at"] == at(cluster, 640).isoformat()
+    assert final["details"]["idle_seconds"] == idle and final["details"]["idle_timeout"] == 600
+    assert final["details"]["stopped_at"] == at(cluster, 640).isoformat()
+    assert final["details"]["reason"].startswith(f"no activity for {idle} s when it was stopped at ")
+    _, model = await served.call("GET", f"allocations/{session}", "alice")
+    assert model["release_reason"].startswith(f"reclaimed (idle): no activity for {idle} s"), model
+    with cluster.world.session_factory() as s:
+        entry = s.query(AuditEntry).filter(AuditEntry.action == "session.reclaim").one()
+        logged_at = entry.timestamp if entry.timestamp.tzinfo \
+            else entry.timestamp.replace(tzinfo=dt.timezone.utc)
+        assert logged_at == at(cluster, 640)
+        assert f"'idle_seconds': {idle}" in entry.detail and f"no activity for {idle} s" in entry.detail
+        assert f"no activity for {warned_idle} s" not in entry.detail, entry.detail

@@ -275,3 +275,24 @@ def test_reasons_say_times_in_utc_to_the_second_and_the_numbers_keep_iso():
     assert idle.numbers["last_activity"] == last.isoformat()
     other = dt.datetime(2026, 1, 1, 13, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
     assert rules.utc_text(other) == "2026-01-01 12:00:00 UTC"
+
+
+def test_the_final_record_has_the_numbers_and_time_of_the_stop_not_the_warnings():
+    """Warned half way through a 120 s idle_timeout (idle 60 s), stopped
+    7 s after the deadline: the final reason says idle 127 s at the real
+    stop time, of the 120 s timeout; the warning's notice keeps its own."""
+    st = rules.Settings(idle_timeout=120, warning=60)
+    warned = run(st, at(60), slack=1.0)
+    assert warned.action == "warn" and warned.notice.numbers["idle_seconds"] == 60
+    reason, numbers = rules.final(warned.notice, at(127))
+    assert numbers["idle_seconds"] == 127 and numbers["idle_timeout"] == 120
+    assert numbers["stopped_at"] == at(127).isoformat() and numbers["late_seconds"] == 7
+    assert reason == ("no activity for 127 s when it was stopped at 2026-01-01 12:02:07 UTC "
+                      "(last: 2026-01-01 12:00:00 UTC, the start); the policy's idle_timeout "
+                      "is 120 s"), reason
+    assert warned.notice.numbers["idle_seconds"] == 60  # the warning's numbers stay
+    life = rules.Notice("lifetime", at(3600), "running since ...",
+                        {"started_at": T0.isoformat(), "max_session_lifetime": 3600}, at(3000))
+    reason, numbers = rules.final(life, at(3602))
+    assert numbers["ran_seconds"] == 3602 and "stopped at 2026-01-01 13:00:02 UTC" in reason
+    assert "max_session_lifetime is 3600 s" in reason

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -204,6 +205,7 @@ class Reclaimer:
         self.log.warning("reclaim: %s %s/%s (%s): %s", "stopping" if item["origin"] == "hub"
                          else "released", item["user"], item["server_name"], item["id"],
                          item["reason"])
+        began = time.monotonic()
         try:
             if item["origin"] == "hub":
                 if hub is None:
@@ -214,16 +216,29 @@ class Reclaimer:
             self.log.error("reclaim: stopping %s failed: %s", item["id"], e)
             report.failed.append(item["id"])
             outcome, status = "error", 502
+        final = None
         if item["origin"] == "hub" and outcome == "success":
-            await asyncio.to_thread(self._record, item, now)
+            # the hub answered once the server stopped (or was stopping):
+            # the final record is at the allocation's end, or at this answer
+            answered = now + dt.timedelta(seconds=time.monotonic() - began)
+            final = await asyncio.to_thread(self._record, item, answered)
+        elif item["origin"] != "hub":
+            final = item["details"]  # released and recorded with the decision
+        # the access log says what the final record says (the numbers as of
+        # the stop, at the stop's time), not what the warning said
+        numbers = {k: v for k, v in (final or {}).items() if k not in ("reason", "gpus")} \
+            if final else item["numbers"]
+        reason = f"reclaimed ({item['rule']}): {final['reason']}" if final else item["reason"]
+        at = dt.datetime.fromisoformat(final["stopped_at"]) \
+            if final and final.get("stopped_at") else now
         rec = audit.Record(action="session.reclaim", outcome=outcome, status=status,
                            actor="hubgrid-reclaim", domain=item["domain"], credential="internal",
                            target=item["id"],
                            detail=f"user: {item['user']}; server: "
                                   f"{item['server_name'] or '(default)'}; rule: {item['rule']}; "
-                                  f"numbers: {item['numbers']}; {item['reason']}")
-        await asyncio.to_thread(audit.record, self.factory, rec, now)
+                                  f"numbers: {numbers}; {reason}")
+        await asyncio.to_thread(audit.record, self.factory, rec, at)
 
-    def _record(self, item: dict, now: dt.datetime) -> None:
+    def _record(self, item: dict, now: dt.datetime) -> dict | None:
         with db.transaction(self.factory) as s:
-            store.record_reclaimed(s, item["id"], item["rule"], now, item["details"])
+            return store.record_reclaimed(s, item["id"], item["rule"], now, item["details"])

@@ -191,6 +191,32 @@ def decide(st: Settings, found: list[Finding], current: Notice | None, now: dt.d
     return Decision("warn", Notice(f.rule, deadline, f.reason, f.numbers, now))
 
 
+def final(n: Notice, stopped_at: dt.datetime) -> tuple[str, dict]:
+    """The reclaim as it happened: its reason and numbers as of the stop
+    (``stopped_at``: when the session was really stopped, which is at or
+    after the notice's deadline), not as they were when it was announced.
+    The warning keeps its own numbers; this is the final record's."""
+    numbers = dict(n.numbers, stopped_at=_iso(stopped_at),
+                   late_seconds=max(int((stopped_at - n.deadline).total_seconds()), 0))
+    stop = f"stopped at {utc_text(stopped_at)}"
+    last = n.numbers.get("last_activity") if n.rule == "idle" else None
+    if last and n.numbers.get("idle_timeout"):
+        idle = max(int((stopped_at - dt.datetime.fromisoformat(last)).total_seconds()), 0)
+        numbers["idle_seconds"] = idle
+        # "(last: <when>, <source>)" as the finding said it
+        seen = n.reason.partition("(last: ")[2].partition(")")[0]
+        return (f"no activity for {idle} s when it was {stop} (last: {seen}); "
+                f"the policy's idle_timeout is {n.numbers['idle_timeout']} s", numbers)
+    started = n.numbers.get("started_at") if n.rule == "lifetime" else None
+    if started and n.numbers.get("max_session_lifetime"):
+        ran = max(int((stopped_at - dt.datetime.fromisoformat(started)).total_seconds()), 0)
+        numbers["ran_seconds"] = ran
+        return (f"ran for {ran} s, since {utc_text(dt.datetime.fromisoformat(started))}, "
+                f"when it was {stop}; the policy's max_session_lifetime is "
+                f"{n.numbers['max_session_lifetime']} s", numbers)
+    return f"{n.reason}; {stop}", numbers
+
+
 def can_keep(st: Settings, keeps: int) -> bool:
     return st.keep_extension > 0 and keeps < st.max_keeps
 
@@ -245,4 +271,7 @@ def public(data: dict | None, keeps: int, kept_until: dt.datetime | None) -> dic
             "numbers": n.numbers, "warned_at": _iso(n.warned_at),
             "can_keep": extension > 0 and keeps < max_keeps and "reclaimed_at" not in data,
             "keeps": keeps, "max_keeps": max_keeps, "keep_extension": extension,
-            "kept_until": _iso(kept_until) if kept_until else None}
+            "kept_until": _iso(kept_until) if kept_until else None,
+            # once it was stopped: the final record (numbers as of the stop)
+            "stopped_at": data.get("stopped_at"), "final_reason": data.get("final_reason"),
+            "final_numbers": data.get("final_numbers")}

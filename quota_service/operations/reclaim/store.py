@@ -160,7 +160,7 @@ def apply(s: Session, c: Candidate, d: rules.Decision, now: dt.datetime) -> dict
                        late_seconds=round((now - n.deadline).total_seconds(), 3))
         if c.origin != "hub":
             ledger.release_allocation(s, a, now, reason)
-            record_reclaimed(s, a.id, n.rule, now, details)
+            details = record_reclaimed(s, a.id, n.rule, now, details) or details
         s.flush()
         return {"id": a.id, "user": c.user, "server_name": c.server_name,
                 "origin": c.origin, "domain": c.domain, "rule": n.rule, "reason": reason,
@@ -170,17 +170,28 @@ def apply(s: Session, c: Candidate, d: rules.Decision, now: dt.datetime) -> dict
 
 
 def record_reclaimed(s: Session, alloc_id: str, rule: str, now: dt.datetime,
-                     details: dict) -> bool:
+                     details: dict) -> dict | None:
     """The ``reclaimed`` event of a session that was stopped (released, or
     its hub server's stop accepted): once per allocation, however many
-    stops a failing hub needed. False if it was recorded already."""
+    stops a failing hub needed. It is the final record: at the real stop
+    time (the allocation's end when its server's stop released it, which
+    is when the container or process was gone; else ``now``) with the
+    numbers as of then (``rules.final``), not the warning's. Returns its
+    details, or None if it was recorded already."""
     a = s.get(Allocation, alloc_id)
     notice = dict(a.reclaim_notice or {}) if a is not None else {}
     if a is None or notice.get("recorded"):
-        return False
-    _event(s, a, "reclaimed", rule, now, details)
+        return None
+    stopped = aware(a.ended_at) or now
+    n = rules.notice_from_json(notice)
+    if n is not None:
+        reason, numbers = rules.final(n, stopped)
+        details = dict(details, **numbers, reason=reason)
+        notice.update(stopped_at=iso(stopped), final_reason=reason, final_numbers=numbers,
+                      reclaim_reason=f"reclaimed ({n.rule}): {reason}"[:255])
+    _event(s, a, "reclaimed", rule, stopped, details)
     a.reclaim_notice = dict(notice, recorded=True)
-    return True
+    return dict(details, stopped_at=iso(stopped))
 
 
 # --- the owner's verbs --------------------------------------------------------
