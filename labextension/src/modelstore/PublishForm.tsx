@@ -1,6 +1,8 @@
 /**
- * The admins' Publish form: a model folder, an inference image, where
- * (every domain for superadmins, or the admin's domain), an optional name
+ * The admins' Publish form: a model folder (one of the admin's own or
+ * their project's preselected, never another user's), an inference image,
+ * where (superadmins: every domain or any one domain; a domain admin: their
+ * domain), an optional name
  * and one replica's CPU and memory (left empty: the definition's
  * `metadata.min_resource`). The service reads the card from the folder's
  * model-definition.yaml; each refusal is shown at its field.
@@ -14,7 +16,10 @@ import { IPublishForm, publishBody } from './model';
 import { IProblem, IStoreModel } from './types';
 
 export interface IPublishChoices {
-  folders: Array<{ id: string; name: string }>;
+  /** whose: "yours", "project ml", "bob's" (model.publishFolders) */
+  folders: Array<{ id: string; name: string; whose?: string }>;
+  /** the folder chosen at first: one of the caller's own or their project's, '' for none */
+  preselected: string;
   images: string[];
   /** '' : every domain */
   scopes: string[];
@@ -30,7 +35,7 @@ interface IProps {
 export function PublishForm(props: IProps): JSX.Element {
   const { choices } = props;
   const [form, setForm] = React.useState<IPublishForm>({
-    folder: choices.folders[0]?.id ?? '',
+    folder: choices.preselected,
     image: choices.images[0] ?? '',
     domain: choices.scopes[0] ?? '',
     name: '',
@@ -68,7 +73,8 @@ export function PublishForm(props: IProps): JSX.Element {
       <label>
         Model folder
         <select className="jp-mod-styled" name="folder" value={form.folder} onChange={set('folder')}>
-          {choices.folders.map(f => <option key={f.id} value={f.id}>{f.name}</option>)}
+          {!form.folder && <option value="">pick a model folder</option>}
+          {choices.folders.map(f => <option key={f.id} value={f.id}>{f.whose ? `${f.name} (${f.whose})` : f.name}</option>)}
         </select>
       </label>
       <label>

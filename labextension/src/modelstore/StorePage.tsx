@@ -16,7 +16,7 @@ import * as React from 'react';
 import { StoreApi } from './api';
 import { DeployForm, IDeployChoices, Notes } from './DeployForm';
 import { modelStoreIcon } from './icons';
-import { scopeText, search, slotsText, titleOf } from './model';
+import { publishFolders, publishScopes, scopeText, search, slotsText, titleOf } from './model';
 import { IPublishChoices, PublishForm } from './PublishForm';
 import { IEndpointMade, IProblem, IStoreModel } from './types';
 
@@ -95,7 +95,6 @@ export class ModelStoreView extends ReactWidget {
         this.api.hubgrid.me(), this.api.list(), this.api.hubgrid.groups()
       ]);
       this.role = me.role;
-      this.domain = me.domain;
       this.models = models;
       this.deployChoices = {
         projects: me.projects.filter(p => (p as { active?: boolean }).active !== false).map(p => p.name),
@@ -114,11 +113,16 @@ export class ModelStoreView extends ReactWidget {
 
   private async startPublish(): Promise<void> {
     try {
-      const [images, folders] = await Promise.all([this.api.hubgrid.images(), this.api.hubgrid.folders()]);
+      const [images, folders, me, domains] = await Promise.all([
+        this.api.hubgrid.images(), this.api.hubgrid.folders(), this.api.hubgrid.me(),
+        this.role === 'superadmin' ? this.api.domains() : Promise.resolve([])
+      ]);
+      const shown = publishFolders(folders, me);
       this.publishChoices = {
-        folders: folders.filter(f => f.status !== 'trashed').map(f => ({ id: f.id, name: f.name })),
+        folders: shown.folders,
+        preselected: shown.preselected,
         images: images.filter(i => (i.session_types ?? []).includes('inference')).map(i => i.name),
-        scopes: this.role === 'superadmin' ? ['', this.domain] : [this.domain]
+        scopes: publishScopes(me.role, me.domain, domains)
       };
       this.error = '';
     } catch (e) {
@@ -229,7 +233,6 @@ export class ModelStoreView extends ReactWidget {
   private readonly commands: CommandRegistry | null;
   private models: IStoreModel[] = [];
   private role = '';
-  private domain = '';
   private query = '';
   private selected: string | null = null;
   private made: IMadeNote | null = null;

@@ -42,6 +42,11 @@ export class StoreApi {
     return this.call('model-store', 'POST', body);
   }
 
+  /** The domains the caller sees (a superadmin: every one), for where to publish. */
+  domains(): Promise<Array<{ name: string; active?: boolean }>> {
+    return this.call('domains');
+  }
+
   unpublish(id: string): Promise<void> {
     return this.call(`model-store/${enc(id)}`, 'DELETE');
   }

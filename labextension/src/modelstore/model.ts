@@ -162,3 +162,76 @@ export function publishBody(form: IPublishForm): IPublishBody | { problems: IPro
   }
   return body;
 }
+
+/** A folder as `GET vfolders` lists it (the fields the publish form reads). */
+export interface IPublishFolder {
+  id: string;
+  name: string;
+  status?: string;
+  usage_mode?: string;
+  owner?: { kind: string; user?: string; project?: string; domain?: string };
+}
+
+/** The caller as the publish form needs them (`GET me`). */
+export interface IPublisher {
+  name: string;
+  domain: string;
+  projects: Array<{ name: string; domain: string }>;
+}
+
+/**
+ * The publish form's folders, the caller's own first (model folders before
+ * the rest), then their projects' folders, then what else they may read
+ * (an admin lists every folder of their domains: others' private folders
+ * are listed last and never preselected); trashed folders are left out.
+ * `preselected` is the first own or project folder, '' when there is none:
+ * the form then asks to pick one rather than publish someone else's.
+ */
+export function publishFolders(
+  folders: readonly IPublishFolder[],
+  me: IPublisher
+): { folders: Array<{ id: string; name: string; whose: string }>; preselected: string } {
+  const projects = new Set(me.projects.map(p => `${p.domain}/${p.name}`));
+  const rank = (f: IPublishFolder): number => {
+    const o = f.owner;
+    const own = o?.kind === 'user' && o.user === me.name;
+    const project = o?.kind === 'project' && projects.has(`${o.domain ?? me.domain}/${o.project}`);
+    const base = own ? 0 : project ? 2 : 4;
+    return base + (f.usage_mode === 'model' ? 0 : 1);
+  };
+  const whose = (f: IPublishFolder): string => {
+    const o = f.owner;
+    if (!o) {
+      return '';
+    }
+    if (o.kind === 'project') {
+      return `project ${o.project}`;
+    }
+    return o.user === me.name ? 'yours' : `${o.user}'s`;
+  };
+  const shown = folders
+    .filter(f => f.status !== 'trashed')
+    .map((f, i) => ({ f, i, r: rank(f) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i);
+  const first = shown.find(x => x.r < 4);
+  return {
+    folders: shown.map(({ f }) => ({ id: f.id, name: f.name, whose: whose(f) })),
+    preselected: first ? first.f.id : ''
+  };
+}
+
+/**
+ * Where the caller may publish: a superadmin every domain ('') and each
+ * active domain; a domain admin their own domain. The first is preselected.
+ */
+export function publishScopes(
+  role: string,
+  ownDomain: string,
+  domains: ReadonlyArray<{ name: string; active?: boolean }>
+): string[] {
+  if (role !== 'superadmin') {
+    return [ownDomain];
+  }
+  const names = domains.filter(d => d.active !== false).map(d => d.name);
+  return ['', ...(names.includes(ownDomain) ? [ownDomain] : []), ...names.filter(n => n !== ownDomain).sort()];
+}
