@@ -23,7 +23,8 @@ images: install
 # (comma-separated docker host URLs) with the base session image on each,
 # and a single-node Slurm cluster (partition); Debian's chromium for the
 # UI tests. Then the JupyterLab extension's
-# jest tests and pytest.
+# jest tests and pytest: the tests that run real parts and the others as two
+# processes at once (scripts/pytest-both.sh; HUBGRID_TEST_SERIAL=1 for one).
 test:
 	bash scripts/install.sh --with-postgres --with-chromium
 	HUBGRID_TEST_POSTGRES_URL="$$(bash scripts/start-postgres.sh | tail -n1)"; \
@@ -32,4 +33,4 @@ test:
 	HUBGRID_TEST_SLURM_PARTITION="$$(bash scripts/start-slurm.sh | tail -n1)"; \
 	export HUBGRID_TEST_POSTGRES_URL HUBGRID_TEST_DOCKER_HOSTS HUBGRID_TEST_DOCKER_IMAGE HUBGRID_TEST_SLURM_PARTITION; \
 	(cd labextension && npm test); \
-	PATH="$(CURDIR)/node_modules/.bin:$$PATH" .venv/bin/python -m pytest -ra --durations=40 $(PYTEST_ARGS)
+	PATH="$(CURDIR)/node_modules/.bin:$$PATH" bash scripts/pytest-both.sh $(PYTEST_ARGS)

@@ -29,6 +29,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
+import realparts
 from bench import hubproc
 from docker_fixtures import dock  # noqa: F401 - one hub for every Docker session module
 from serving_fixtures import bob_lab_server, serving, serving_lab  # noqa: F401 - one inference group, one Lab server, for every serving module
@@ -44,6 +45,14 @@ POSTGRES_ENV = "HUBGRID_TEST_POSTGRES_URL"
 #: the test hubs find their managed services up within 0.25 s of it instead
 #: of JupyterHub's pauses of up to 5 s (bench/hubproc.py): ~1.5 s a hub start
 hubproc.CHECK_MAX_WAIT = 0.25
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks ``real`` the tests that run real parts (tests/realparts.py):
+    ``make test`` runs them in one pytest and the rest in another, at once."""
+    for item in items:
+        if realparts.uses_real_parts(item):
+            item.add_marker(pytest.mark.real)
 
 
 @pytest.fixture(scope="module", autouse=True)
