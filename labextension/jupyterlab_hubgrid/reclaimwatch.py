@@ -25,7 +25,7 @@
   at once); it posts its result to ``POST hubgrid/reclaim`` (``saved`` or
   ``failed``, sent at once), after which the service stops the session.
 
-All three answer only the server's owner (``HubgridLab.owner``).
+All of them answer only the server's owner (``HubgridLab.owner``).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import os
 from collections.abc import Awaitable, Callable
 
 from jupyter_server.base.handlers import APIHandler
@@ -97,6 +98,10 @@ class ReclaimWatch:
 
     def note_input(self) -> None:
         self.input_at = self.clock()
+
+    def report_now(self) -> None:
+        """Send the service a report now (the input a warning asked for)."""
+        self._tell()
 
     def due(self) -> dict | None:
         """The notice whose save time has come, or None."""
@@ -210,14 +215,34 @@ class _OwnerHandler(APIHandler):
 
 
 class InputHandler(_OwnerHandler):
-    """The Lab had input (typing, clicks): activity for idle reclamation."""
+    """The Lab had input (typing, clicks): activity for idle reclamation.
+    ``?now=1`` (the warning's "Keep it running"): reported to the service
+    at once, not at the next report, so the warning clears before its
+    deadline."""
 
     @web.authenticated
     def post(self):
         self.check_owner()
         self.watch.note_input()
+        if self.get_query_argument("now", "") == "1":
+            self.watch.report_now()
         self.set_status(204)
         self.finish()
+
+
+class NoticeHandler(_OwnerHandler):
+    """This session's announced reclaim now (None: nothing announced), for
+    the Lab's warning banner: ``{"reclaim", "allocation", "now"}`` (``now``:
+    this server's clock, so the Lab's countdown does not depend on the
+    browser's)."""
+
+    @web.authenticated
+    def get(self):
+        self.check_owner()
+        self.set_header("Cache-Control", "no-store")
+        self.finish({"reclaim": self.watch.notice,
+                     "allocation": os.environ.get("HUBGRID_ALLOCATION", "").strip(),
+                     "now": self.watch.clock().isoformat()})
 
 
 class ReclaimHandler(_OwnerHandler):
@@ -237,7 +262,9 @@ class ReclaimHandler(_OwnerHandler):
         self.watch.seen_at = self.watch.clock()
         self.watch.taken(notice)  # the service waits for this save from now on
         self.finish({"reclaim": notice, "key": notice_key(notice),
-                     "save_ahead": self.watch.ahead})
+                     "save_ahead": self.watch.ahead,
+                     # the Lab asks the service for the final record with it
+                     "allocation": os.environ.get("HUBGRID_ALLOCATION", "").strip()})
 
     @web.authenticated
     def post(self):
@@ -270,14 +297,16 @@ class ReclaimHandler(_OwnerHandler):
 
 
 def setup_reclaim_handlers(web_app, config) -> ReclaimWatch:
-    """Add ``hubgrid/input`` and ``hubgrid/reclaim`` (GET: wait for the
-    reclaim; POST: the save's result); returns the watch."""
+    """Add ``hubgrid/input``, ``hubgrid/reclaim`` (GET: wait for the
+    reclaim; POST: the save's result) and ``hubgrid/reclaim/notice`` (the
+    announced reclaim now); returns the watch."""
     watch = ReclaimWatch(config.reclaim_save_ahead)
     base = web_app.settings["base_url"]
     args = {"config": config, "watch": watch}
     web_app.add_handlers(".*$", [
         (url_path_join(base, "hubgrid", "input"), InputHandler, args),
         (url_path_join(base, "hubgrid", "reclaim"), ReclaimHandler, args),
+        (url_path_join(base, "hubgrid", "reclaim", "notice"), NoticeHandler, args),
     ])
     web_app.settings["hubgrid_reclaim_watch"] = watch
     return watch

@@ -1,4 +1,6 @@
 import {
+  consoleUrl,
+  finalRecordUrl,
   inputDue,
   INPUT_EVERY,
   IOwnReclaim,
@@ -77,11 +79,19 @@ describe('this Lab\'s own reclaim', () => {
     expect(isReclaimed(own({ notice: notice({ deadline: 'x' }) }), T0 + 120_000)).toBe(false);
   });
 
-  it('the dialog says when, which rule, why (local times) and what was saved', () => {
-    const text = reclaimedText(own(), T0 + 130_000);
+  it('the dialog says when it was really stopped, which rule, why as of the stop (local times) and what was saved', () => {
+    const final = {
+      stopped_at: at(127),
+      reason: 'no activity for 187 s when it was stopped at 2026-11-24 10:02:07 UTC ' +
+        '(last: 2026-11-24 09:59:00 UTC, the hub); the policy\'s idle_timeout is 120 s',
+      idle_seconds: 187
+    };
+    const text = reclaimedText(own({ final }), T0 + 130_000);
     expect(text.title).toBe('Your session was reclaimed');
-    expect(text.lines[0]).toBe(`hubgrid stopped this session at ${hms(T0 + 120_000)} (idle) ` +
+    expect(text.lines[0]).toBe(`hubgrid stopped this session at ${hms(T0 + 127_000)} (idle) ` +
       'to give its resources back to others.');
+    expect(text.lines[1]).toContain('no activity for 187 s when it was stopped at');
+    expect(text.lines[1]).not.toContain('60 s'); // not the warning's numbers
     expect(text.lines[1]).toContain("the policy's idle_timeout is 120 s");
     expect(text.lines[1]).toContain(`last: ${hms(Date.parse('2026-11-24T09:59:00Z'))}`);
     expect(text.lines[1]).not.toContain('UTC');
@@ -91,6 +101,23 @@ describe('this Lab\'s own reclaim', () => {
     const failed = reclaimedText(own({ savedAt: null, saveError: 'disk full' }), T0);
     expect(failed.lines[2]).toBe('Your open documents could not be saved: disk full.');
     expect(text.lines[3]).toContain('Start the session again');
+  });
+
+  it('without the final record the dialog says the warning\'s numbers as the warning\'s, and the deadline as due', () => {
+    const text = reclaimedText(own(), T0 + 130_000);
+    expect(text.lines[0]).toBe(`hubgrid reclaimed this session (idle), due at ${hms(T0 + 120_000)}, ` +
+      'to give its resources back to others.');
+    expect(text.lines[0]).not.toContain('stopped');
+    expect(text.lines[1]).toContain(`as announced at ${hms(T0 + 60_000)}: no activity for 60 s`);
+  });
+
+  it('the final record is read from the service under the hub, by allocation', () => {
+    const url = finalRecordUrl('/hub/', 'a b');
+    expect(url).toBe('/services/hubgrid/console/hubgrid/api/reclaim/events?kind=reclaimed&allocation=a%20b');
+    expect(consoleUrl(url)).toBe('/services/hubgrid/console/');
+    expect(finalRecordUrl('/pre/hub/', 'x')).toMatch(/^\/pre\/services\/hubgrid\//);
+    expect(finalRecordUrl('', 'x')).toBe('');
+    expect(finalRecordUrl('/hub/', '')).toBe('');
   });
 
   it('input is reported at most once per interval', () => {

@@ -6,7 +6,8 @@
  * (`reclaimsave.ts`: in place, or as a copy next to a file that changed on
  * disk, always within a bounded time) and the result is posted back to
  * `hubgrid/reclaim` (the service's stop waits for it); when the server is gone, a dialog says the session was reclaimed, why
- * (the service's rule, numbers and time) and offers to start it again,
+ * (the service's final record, read through the hub: the rule, the numbers
+ * as of the stop and the stop's real time) and offers to start it again,
  * instead of JupyterHub's "Server unavailable" (this plugin provides the
  * IConnectionLost service, which package.json's disabledExtensions takes
  * from @jupyterlab/hub-extension; other losses get the hub's dialog).
@@ -24,7 +25,10 @@ import { ServerConnection } from '@jupyterlab/services';
 import { Widget } from '@lumino/widgets';
 
 import {
+  consoleUrl,
+  finalRecordUrl,
   IDueReclaim,
+  IFinalReclaim,
   inputDue,
   INPUT_EVERY,
   IOwnReclaim,
@@ -75,6 +79,9 @@ function openDocs(app: JupyterFrontEnd): ISaveDoc[] {
 }
 /** after a failed wait (the server restarting, a proxy hiccup), ms */
 const RETRY = 30_000;
+/** the final record of a reclaim is asked for this many times, this often (ms) */
+const FINAL_TRIES = 15;
+const FINAL_EVERY = 2_000;
 
 export class ReclaimGuard {
   constructor(private readonly app: JupyterFrontEnd) {
@@ -158,7 +165,13 @@ export class ReclaimGuard {
    * holds it), remember the notice, and tell the server how it went.
    */
   async save(due: IDueReclaim): Promise<void> {
-    const own: IOwnReclaim = { notice: due.reclaim, savedAt: null, dirty: 0, saveError: '' };
+    const own: IOwnReclaim = {
+      notice: due.reclaim,
+      savedAt: null,
+      dirty: 0,
+      saveError: '',
+      allocation: due.allocation || ''
+    };
     this.own = own;
     const contents = this.app.serviceManager.contents;
     const io: ISaveIO = {
@@ -205,9 +218,12 @@ export class ReclaimGuard {
     }
     this.stopped = true;
     Notification.dismiss(); // the reclaim warning and its "Keep it" no longer hold
+    this.own!.final = await this.finalRecord(this.own!.allocation || '');
     const text = reclaimedText(this.own!);
     const body = new Widget();
     body.addClass('jp-hubgrid-reclaimed');
+    // the final record's stop time, for people's tools and tests (the text says it too)
+    body.node.dataset.hubgridStoppedAt = this.own!.final?.stopped_at ?? '';
     for (const line of text.lines) {
       const p = document.createElement('p');
       p.textContent = line; // the service's reason, as text
@@ -230,6 +246,43 @@ export class ReclaimGuard {
       window.location.assign(url);
     }
     return true;
+  }
+
+  /**
+   * The service's final record of this reclaim (the stop's time and numbers),
+   * read through the hub once the server is gone: the service records it
+   * when the server's stop is over, so it is asked for a while; null if it
+   * cannot be read (the dialog then says what the warning said, as such).
+   */
+  private async finalRecord(allocation: string): Promise<IFinalReclaim | null> {
+    const url = finalRecordUrl(PageConfig.getOption('hubPrefix'), allocation);
+    if (!url) {
+      return null;
+    }
+    const init: RequestInit = { credentials: 'same-origin', cache: 'no-store' };
+    let loggedIn = false;
+    for (let tries = 0; tries < FINAL_TRIES; tries++) {
+      try {
+        const r = await fetch(url, init);
+        if ((r.status === 401 || r.status === 403) && !loggedIn) {
+          // no login cookie of the service yet: its console page logs in (OAuth through the hub)
+          loggedIn = true;
+          await fetch(consoleUrl(url), init);
+          continue;
+        }
+        if (r.ok) {
+          const events = ((await r.json()) as { events?: { details?: IFinalReclaim }[] }).events ?? [];
+          const final = events[0]?.details;
+          if (final?.stopped_at && final.reason) {
+            return final;
+          }
+        }
+      } catch {
+        // the hub restarting, a proxy hiccup: try again
+      }
+      await new Promise(resolve => setTimeout(resolve, FINAL_EVERY));
+    }
+    return null;
   }
 
   private readonly settings: ServerConnection.ISettings;

@@ -3,7 +3,8 @@
  * while the policy allows one) once per warning of one of my sessions, and
  * a note when a warned session ended (reclaimed, with its reason). Reads
  * the Sessions store, and makes it read on a slow poll while its panel is
- * hidden (its own poll stands by then). Texts are plain: toasts render them
+ * hidden (its own poll stands by then). This Lab's own session is also
+ * warned by a banner across the Lab (`reclaimbanner.ts`), at every read. Texts are plain: toasts render them
  * as text.
  */
 
@@ -11,14 +12,18 @@ import { Notification, showErrorMessage } from '@jupyterlab/apputils';
 import { Poll } from '@lumino/polling';
 
 import { sessionRow } from './model';
-import { endedMessage, IReclaimable, IWatchNews, keepOffered, noticeOf, warningMessage } from './reclaim';
+import { ownServer, ReclaimBanner } from './reclaimbanner';
+import { endedMessage, IReclaimable, isOwnSession, IWatchNews, keepOffered, noticeOf, warningMessage } from './reclaim';
 import { SessionsStore } from './store';
 
 /** How often the warnings are read while the Sessions panel is hidden (ms). */
 const HIDDEN_READ = 30_000;
 
 export class ReclaimNotifier {
-  constructor(private readonly store: SessionsStore) {
+  constructor(
+    private readonly store: SessionsStore,
+    private readonly banner: ReclaimBanner | null = null
+  ) {
     this.unsubscribe = store.onReclaimNews(news => this.show(news));
     this.poll = new Poll({
       name: 'hubgrid:reclaim-warnings',
@@ -36,6 +41,10 @@ export class ReclaimNotifier {
 
   private show(news: IWatchNews): void {
     const now = Date.now();
+    if (this.banner && news.mine) {
+      const { user, server } = ownServer();
+      this.banner.showFor(news.mine.find(a => isOwnSession(a, user, server)) ?? null);
+    }
     for (const a of news.warned) {
       const n = noticeOf(a)!;
       const name = sessionRow(a, now).name;

@@ -31,6 +31,17 @@ export interface IDueReclaim {
   /** the notice's identity (sent back as `seen`: the next call waits for another) */
   key: string;
   save_ahead: number;
+  /** the session's allocation (the final record is asked for by it), "" if unknown */
+  allocation?: string;
+}
+
+/** The final record of the reclaim (`reclaim/events?kind=reclaimed`'s details): as of the stop. */
+export interface IFinalReclaim {
+  /** when the session was really stopped (ISO) */
+  stopped_at: string;
+  /** why, with the numbers as of the stop */
+  reason: string;
+  [name: string]: unknown;
 }
 
 /** What this Lab remembers of its own reclaim. */
@@ -46,6 +57,10 @@ export interface IOwnReclaim {
   copies?: string[];
   /** documents that could not be written at all */
   unsaved?: number;
+  /** the session's allocation */
+  allocation?: string;
+  /** the service's final record, once read (after the stop) */
+  final?: IFinalReclaim | null;
 }
 
 /** Whether a lost connection is this reclaim: from shortly before its deadline for a while after. */
@@ -67,11 +82,20 @@ export interface IReclaimedText {
 
 export function reclaimedText(own: IOwnReclaim, now: number = Date.now()): IReclaimedText {
   const n = own.notice;
-  const lines = [
-    `hubgrid stopped this session at ${localTime(n.deadline, now)} (${ruleLabel(n.rule)}) ` +
-      'to give its resources back to others.',
-    `Why: ${localizeTimes(n.reason, now)}.`
-  ];
+  const f = own.final;
+  // the final record's time and numbers (as of the stop); without it (the
+  // service could not be read) the warning's, said as such
+  const lines = f
+    ? [
+        `hubgrid stopped this session at ${localTime(f.stopped_at, now)} (${ruleLabel(n.rule)}) ` +
+          'to give its resources back to others.',
+        `Why: ${localizeTimes(f.reason, now)}.`
+      ]
+    : [
+        `hubgrid reclaimed this session (${ruleLabel(n.rule)}), due at ${localTime(n.deadline, now)}, ` +
+          'to give its resources back to others.',
+        `Why, as announced at ${localTime(n.warned_at, now)}: ${localizeTimes(n.reason, now)}.`
+      ];
   const copies = own.copies ?? [];
   if (own.savedAt !== null) {
     lines.push(
@@ -95,6 +119,25 @@ export function reclaimedText(own: IOwnReclaim, now: number = Date.now()): IRecl
       'your folders ended with it. Start the session again to go on working.'
   );
   return { title: 'Your session was reclaimed', lines };
+}
+
+/**
+ * Where the service's final record of a reclaim is read once the server is
+ * gone: the service's console API under the hub (its login cookie, OAuth
+ * through the hub); "" outside a hub or without an allocation.
+ */
+export function finalRecordUrl(hubPrefix: string, allocation: string): string {
+  if (!hubPrefix || !allocation) {
+    return '';
+  }
+  const prefix = hubPrefix.endsWith('/') ? hubPrefix : `${hubPrefix}/`;
+  const base = prefix.endsWith('hub/') ? prefix.slice(0, -'hub/'.length) : '/';
+  return `${base}services/hubgrid/console/hubgrid/api/reclaim/events?kind=reclaimed&allocation=${encodeURIComponent(allocation)}`;
+}
+
+/** The console page whose visit logs this browser in to the service. */
+export function consoleUrl(recordUrl: string): string {
+  return recordUrl.split('hubgrid/api/')[0];
 }
 
 /** Whether input now is reported (the last report is `INPUT_EVERY` old). */

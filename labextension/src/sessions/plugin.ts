@@ -15,6 +15,7 @@ import { SummaryPanel } from '../summary/SummaryPanel';
 import { detailWidget } from './DetailView';
 import { logWidget } from './LogView';
 import { ReclaimNotifier } from './notices';
+import { ReclaimBanner } from './reclaimbanner';
 import { SessionsPanel } from './SessionsPanel';
 
 export const COMMANDS = {
@@ -52,7 +53,12 @@ export const summarySessionsPlugin: JupyterFrontEndPlugin<void> = {
         openTab(`details:${session.id}`, () => detailWidget(sessions.store.api, session))
     });
     // idle reclamation's warnings, notified once each (with "Keep it"), panel shown or not
-    new ReclaimNotifier(sessions.store);
+    // and this Lab's own session's warning as a banner across the Lab, with a countdown
+    const banner = new ReclaimBanner(settings, async a => {
+      await sessions.store.keep(a);
+    });
+    app.shell.add(banner, 'top', { rank: 1000 });
+    new ReclaimNotifier(sessions.store, banner);
     const summary = new SummaryPanel(settings);
     app.shell.add(summary, 'left', { rank: 601 });
     app.shell.add(sessions, 'left', { rank: 602 });

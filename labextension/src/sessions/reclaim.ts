@@ -164,6 +164,8 @@ export interface IWatchNews {
   ended: IReclaimable[];
   /** sessions this page saw warned that are no longer listed */
   gone: string[];
+  /** every session of this read (set by the store: the own session's banner) */
+  mine?: IReclaimable[];
 }
 
 /**
@@ -220,4 +222,24 @@ export function warningMessage(name: string, n: IReclaimNotice): string {
 /** The text of the notification of a warned session that ended. */
 export function endedMessage(name: string, a: IReclaimable): string {
   return `Session ${name} ended: ${localizeTimes(a.release_reason || a.state)}`;
+}
+
+/** Whether `a` is the session this Lab runs in (its hub server). */
+export function isOwnSession(a: IReclaimable, user: string, server: string): boolean {
+  return !!user && a.origin === 'hub' && a.user === user && (a.server_name || '') === server;
+}
+
+/** What the own session's warning banner (`reclaimbanner.ts`) says (plain text), or null when nothing is announced. */
+export function bannerText(a: IReclaimable, now: number): { head: string; why: string } | null {
+  const n = noticeOf(a);
+  if (!n) {
+    return null;
+  }
+  const left = countdown(n.deadline, now);
+  return {
+    head:
+      `This session will be ${left === 'being reclaimed' ? 'reclaimed now' : left}` +
+      ` (${ruleLabel(n.rule)}), at ${localTime(n.deadline, now)}.`,
+    why: localizeTimes(n.reason, now)
+  };
 }

@@ -175,9 +175,9 @@ export class SessionsStore {
       const first = !this.loaded;
       this.loaded = true;
       this.changed();
-      if (news.warned.length || news.ended.length || news.gone.length) {
-        this.newsListeners.forEach(listener => listener(news));
-      }
+      // every read: the banner of this Lab's own session follows its notice
+      news.mine = allocations as IReclaimable[];
+      this.newsListeners.forEach(listener => listener(news));
       if (!quiet && !first) {
         announceSessionsChanged();
       }
