@@ -25,7 +25,7 @@
   at once); it posts its result to ``POST hubgrid/reclaim`` (``saved`` or
   ``failed``, sent at once), after which the service stops the session.
 
-All of them answer only the server's owner (``HubgridLab.owner``).
+All three answer only the server's owner (``HubgridLab.owner``).
 """
 
 from __future__ import annotations
@@ -230,21 +230,6 @@ class InputHandler(_OwnerHandler):
         self.finish()
 
 
-class NoticeHandler(_OwnerHandler):
-    """This session's announced reclaim now (None: nothing announced), for
-    the Lab's warning banner: ``{"reclaim", "allocation", "now"}`` (``now``:
-    this server's clock, so the Lab's countdown does not depend on the
-    browser's)."""
-
-    @web.authenticated
-    def get(self):
-        self.check_owner()
-        self.set_header("Cache-Control", "no-store")
-        self.finish({"reclaim": self.watch.notice,
-                     "allocation": os.environ.get("HUBGRID_ALLOCATION", "").strip(),
-                     "now": self.watch.clock().isoformat()})
-
-
 class ReclaimHandler(_OwnerHandler):
     """Wait for this session's reclaim to be due (the Lab saves then)."""
 
@@ -297,16 +282,14 @@ class ReclaimHandler(_OwnerHandler):
 
 
 def setup_reclaim_handlers(web_app, config) -> ReclaimWatch:
-    """Add ``hubgrid/input``, ``hubgrid/reclaim`` (GET: wait for the
-    reclaim; POST: the save's result) and ``hubgrid/reclaim/notice`` (the
-    announced reclaim now); returns the watch."""
+    """Add ``hubgrid/input`` and ``hubgrid/reclaim`` (GET: wait for the
+    reclaim; POST: the save's result); returns the watch."""
     watch = ReclaimWatch(config.reclaim_save_ahead)
     base = web_app.settings["base_url"]
     args = {"config": config, "watch": watch}
     web_app.add_handlers(".*$", [
         (url_path_join(base, "hubgrid", "input"), InputHandler, args),
         (url_path_join(base, "hubgrid", "reclaim"), ReclaimHandler, args),
-        (url_path_join(base, "hubgrid", "reclaim", "notice"), NoticeHandler, args),
     ])
     web_app.settings["hubgrid_reclaim_watch"] = watch
     return watch
