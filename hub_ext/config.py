@@ -132,6 +132,9 @@ def configure(
     }
     if service_config_file:
         env["HUBGRID_CONFIG_FILE"] = str(Path(service_config_file).resolve())
+    if gateway_port:
+        # the console's Chat: the service forwards its gateway calls there
+        env["HUBGRID_GATEWAY_URL"] = f"http://127.0.0.1:{gateway_port}/services/{GATEWAY_NAME}/"
     env.update(environment or {})
     c.JupyterHub.services.append(
         {

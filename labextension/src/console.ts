@@ -12,9 +12,15 @@
  * the page set, which ServerConnection sends back as X-XSRFToken. No token
  * is in the page.
  *
+ * Chat's gateway calls go to `<console>/hubgrid/gateway/`, which the
+ * service forwards to the serving gateway with the caller's own hub OAuth
+ * token (the one in its login cookie, never handed to the page):
+ * quota_service/api/consolegateway.py.
+ *
  * The page: a header (who, links to the hub, the Lab and the service's
  * home), a navigation of the pages (the admin ones only after `GET me` says
- * superadmin or domain admin, as in Lab), and the open page. Each page is
+ * superadmin or domain admin, as in Lab; Serving, Model Store and Chat for
+ * everyone), and the open page. Each page is
  * made at its first opening; `#<page>` in the address opens that page.
  */
 
@@ -35,6 +41,11 @@ import { consoleNav, IConsoleEntry, IConsoleLinks, pageOfHash } from './consolen
 import { DataModel } from './data/model';
 import { DataPanel } from './data/DataPanel';
 import { folderWidget } from './data/FileBrowser';
+import { chatWidget } from './chat/ChatPage';
+import { modelStoreWidget } from './modelstore/StorePage';
+import { ServingApi } from './serving/api';
+import { servingWidget } from './serving/ServingPage';
+import { logWidget as sessionLogWidget } from './sessions/LogView';
 import { SummaryPanel } from './summary/SummaryPanel';
 
 /** What the service writes into the page (`#hubgrid-console-config`). */
@@ -100,6 +111,32 @@ class Console {
       make: () => new DataPanel(this.data, row => this.open(`folder-${row.id}`, row.name, () => folderWidget(this.data, row)))
     });
     this.nav.section('you', 'You', [...this.entries.values()]);
+    // the Lab's Serving, Model Store and Chat pages, on the console's
+    // settings: their calls go to `<console>/hubgrid/api/` as the other
+    // pages' do, Chat's gateway calls to `<console>/hubgrid/gateway/`
+    // (the service forwards them with the caller's own login token)
+    const serving: IConsoleEntry[] = [
+      {
+        page: 'serving',
+        label: 'Serving',
+        caption: 'Your model-serving endpoints: replicas, health, logs, tokens, scale',
+        make: () => servingWidget(this.settings, this.openReplicaLog)
+      },
+      {
+        page: 'model-store',
+        label: 'Model Store',
+        caption: 'Published models: deploy one; admins publish and unpublish',
+        make: () => modelStoreWidget(this.settings)
+      },
+      {
+        page: 'chat',
+        label: 'Chat',
+        caption: 'Chat with a served model; conversations are kept on the server',
+        make: () => chatWidget(this.settings)
+      }
+    ];
+    serving.forEach(e => this.entries.set(e.page, e));
+    this.nav.section('serving', 'Serving', serving);
   }
 
   /** `GET me`, then the admin pages for an admin; then the page the address names. */
@@ -129,6 +166,12 @@ class Console {
 
   private readonly openLog = (id: string, text: string): void =>
     this.open(`log-${id}`, `Log ${id.slice(0, 8)}`, () => logWidget(id, text));
+
+  /** A replica's session log (the Serving page's Log), as an opened page. */
+  private readonly openReplicaLog = async (api: ServingApi, allocation: string): Promise<void> => {
+    const session = await api.hubgrid.allocation(allocation);
+    this.open(`log-${allocation}`, `Log ${allocation.slice(0, 8)}`, () => sessionLogWidget(api.hubgrid, session));
+  };
 
   private addAdmin(caller: IAdminCaller): void {
     const openLog = this.openLog;

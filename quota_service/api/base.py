@@ -287,6 +287,11 @@ class APIHandler(HubOAuthenticated, web.RequestHandler):
         """What the serving gateway last reported (serving/health.py)."""
         return self.service.serving_reports
 
+    @property
+    def gateway_url(self) -> str:
+        """Where the service reaches the serving gateway ('' : nowhere)."""
+        return self.service.gateway_url
+
     def serve_soon(self) -> None:
         """A pass of the serving controller soon (endpoints' replicas changed)."""
         self.service.serving.soon()

@@ -16,6 +16,7 @@ from . import (admin, chats, files, images, internal, livemounts, modelstore, re
 from .base import APIHandler, JSONNotFoundHandler, OpenAPIHandler
 from .browser import (ConsoleHandler, ConsoleStaticHandler, HomeHandler,
                       OAuthCallbackHandler)
+from .consolegateway import ConsoleGatewayHandler
 from .reconcile import ReconcileHandler
 from .metrics import MetricsHandler
 
@@ -145,6 +146,9 @@ API: list[tuple[str, type[APIHandler]]] = [
 #: base URL + the Lab's ``hubgrid/api/`` (labextension/src/request.ts), so the
 #: Lab's own request code works there unchanged
 CONSOLE_API = "console/hubgrid/api/"
+#: where the console's Chat calls the serving gateway (api/consolegateway.py),
+#: as the Lab's calls its server's ``hubgrid/gateway/``
+CONSOLE_GATEWAY = "console/hubgrid/gateway/"
 
 
 def console_api() -> list[tuple[str, type[APIHandler]]]:
@@ -163,6 +167,7 @@ def service_routes(service_prefix: str, api_prefix: str,
     console = prefix + CONSOLE_API
     return [(api_prefix + path + "/?", handler) for path, handler in API] + [
         (console + path + "/?", handler) for path, handler in console_api()] + [
+        (prefix + CONSOLE_GATEWAY + "(.*)", ConsoleGatewayHandler),
         (prefix + "oauth_callback", OAuthCallbackHandler),
         (prefix + "?", HomeHandler),
         (prefix + "console/?", ConsoleHandler),

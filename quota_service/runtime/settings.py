@@ -6,6 +6,8 @@ module keeps the settings of the service itself (database, hub, scheduling)."""
 
 from __future__ import annotations
 
+import os
+
 from jupyterhub.traitlets import ByteSpecification
 from traitlets import Bool, Dict, Enum, Float, HasTraits, Integer, TraitError, Unicode, default, validate
 
@@ -247,6 +249,27 @@ class ServingSettings(HasTraits):
         if not 1 <= proposal["value"] <= 3650:
             raise TraitError("endpoint_token_max_days: from 1 to 3650")
         return proposal["value"]
+
+    gateway_url = Unicode(
+        help="""Where the service reaches the serving gateway (its root, e.g.
+        ``http://127.0.0.1:10102/services/hubgrid-gateway/``), for the
+        console's Chat page: the service repeats the page's gateway calls there
+        with the caller's own hub login token (``console/hubgrid/gateway/``).
+        Default: ``$HUBGRID_GATEWAY_URL`` (``hub_ext.config.configure`` sets it
+        when it runs the gateway); empty: the console's Chat says the gateway
+        is not configured.""",
+    ).tag(config=True)
+
+    @default("gateway_url")
+    def _default_gateway_url(self):
+        return os.environ.get("HUBGRID_GATEWAY_URL", "")
+
+    @validate("gateway_url")
+    def _valid_gateway_url(self, proposal):
+        value = proposal["value"].strip()
+        if value and not value.startswith(("http://", "https://")):
+            raise TraitError("gateway_url: an http:// or https:// URL, or empty")
+        return value
 
     serving_interval = Float(
         5.0,
