@@ -3,7 +3,8 @@ the REAL hub, proxy and service (tests/ui_fixtures.py): one Lab start each
 for the superadmin ``admin``, ``ada`` (acme's domain admin) and ``alice``
 (a plain acme user), the three started side by side.
 
-- admin, from the pages: creates a domain and a project in it (its bars show
+- admin, from the pages: creates a domain (told it may use no resource
+  group yet, grants one from its page) and a project in it (its bars show
   the limits exactly), edits the project's limits (a 422 next to its field,
   then only the change sent: the bar shows the new limit), a resource policy (first with a value the service
   refuses: its 422 shows next to that field), a user in the new domain whose
@@ -210,6 +211,23 @@ def test_superadmin_creates_a_domain_project_policy_and_user_from_the_pages(
     form.get_by_role("button", name="Create domain").click()
     domains.locator(f'li[data-domain="{domain}"]').wait_for(timeout=SLOW)
     detail = domains.locator(f'.jp-hubgrid-admin-domain[data-domain="{domain}"]')
+    # a new domain may use no resource group: the page says so and grants one there
+    note = detail.locator('[data-field="no-group"]')
+    note.wait_for(timeout=SLOW)
+    assert note.inner_text().startswith(f"No resource group is granted to {domain}: its users "
+                                        "can start no session until one is.")
+    assert "Resource Groups and Nodes page" in note.inner_text()
+    grant = detail.locator('[data-form="grant-group"]')
+    offered = grant.get_by_label("Resource group to grant").locator("option").all_inner_texts()
+    assert "acme-gpu" in offered, offered
+    grant.get_by_label("Resource group to grant").select_option("acme-gpu")
+    grant.get_by_role("button", name=f"Grant to {domain}").click()
+    groups = detail.locator('[data-field="resource-groups"]')
+    assert eventually(lambda: "acme-gpu (the domain)" in groups.inner_text(), timeout=30), \
+        groups.inner_text()
+    assert note.count() == 0
+    got = _ok(hub.call("GET", "resource-groups/acme-gpu", "admin"), 200)
+    assert {"domain": domain} in got["grants"], got["grants"]
     form = detail.locator('[data-form="create-project"]')
     form.locator('input[name="project-name"]').fill(project)
     form.locator('input[name="project-total_resource_slots"]').fill("cpu=4, gpu.shares=0.5")

@@ -1,8 +1,8 @@
 /**
  * The Domains and projects page: the domains the caller administers; for
  * the chosen one its totals per slot (exact bars), users, storage hosts,
- * the resource groups it may use, and each project (bars, members, folder
- * limits); create a domain (superadmins), create a project, add and remove
+ * the resource groups it may use (and a grant of one: DomainGroups), and
+ * each project (bars, members, folder limits); create a domain (superadmins), create a project, add and remove
  * members; edit the domain (superadmins) and each project (EditForm).
  */
 
@@ -16,7 +16,8 @@ import { adminCall } from '../http';
 import { Bars } from './Bars';
 import { EditForm } from './EditForm';
 import { Members } from './Members';
-import { EMPTY_PROJECT, groupsFor, IDomainTotals, IGroup, IProjectDraft, projectBody } from './model';
+import { DomainGroups } from './DomainGroups';
+import { EMPTY_PROJECT, IDomainTotals, IGroup, IProjectDraft, projectBody } from './model';
 
 function CreateDomain(props: IAdminPageProps & { onCreated: (name: string) => void }): JSX.Element {
   const [name, setName] = React.useState('');
@@ -94,7 +95,9 @@ function CreateProject(props: IAdminPageProps & { domain: string; onCreated: () 
   );
 }
 
-function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[]; onDomainSaved: () => void }): JSX.Element {
+function DomainDetail(
+  props: IAdminPageProps & { domain: string; groups: IGroup[]; onDomainSaved: () => void; onGroupsChanged: () => Promise<void> }
+): JSX.Element {
   const path = `domains/${encodeURIComponent(props.domain)}/totals`;
   const totals = useAdminLoad(() => adminCall<IDomainTotals>(props.settings, path), [path]);
   const [open, setOpen] = React.useState<string | null>(null);
@@ -102,8 +105,7 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
   const [editing, setEditing] = React.useState<string | null>(null);
   const superadmin = props.caller.role === 'superadmin';
   const t = totals.data;
-  const { onDomainSaved, ...page } = props;
-  const groups = groupsFor(props.groups, props.domain);
+  const { onDomainSaved, onGroupsChanged, ...page } = props;
   return (
     <div className="jp-hubgrid-admin-domain" data-domain={props.domain}>
       {totals.error ? <ErrorBar error={totals.error} /> : null}
@@ -129,9 +131,7 @@ function DomainDetail(props: IAdminPageProps & { domain: string; groups: IGroup[
             />
           )}
           <p>{`${counted(t.users, 'user')}; storage hosts: ${t.allowed_vfolder_hosts.join(', ') || 'any allowed by policy'}`}</p>
-          <p data-field="resource-groups">
-            {`Resource groups: ${groups.map(g => `${g.group} (${g.via})`).join(', ') || 'none granted'}`}
-          </p>
+          <DomainGroups {...page} domain={props.domain} groups={props.groups} onGranted={onGroupsChanged} />
           <Bars figures={t} level="domain" name={t.domain} />
           <table className="jp-hubgrid-admin-table" data-table="projects">
             <thead>
@@ -237,7 +237,9 @@ export function DomainsPage(props: IAdminPageProps): JSX.Element {
         <div className="jp-hubgrid-admin-main">
           {current && (
             <DomainDetail key={`${current}/${epoch}`} {...props} domain={current} groups={groups.data || []}
-              onDomainSaved={() => void domains.reload()} />
+              onDomainSaved={() => void domains.reload()} onGroupsChanged={async () => {
+                await groups.reload();
+              }} />
           )}
         </div>
       </div>

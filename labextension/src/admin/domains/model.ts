@@ -131,3 +131,14 @@ export function projectBody(d: IProjectDraft): { body: { [k: string]: unknown };
   }
   return { body, errors };
 }
+
+/**
+ * The groups a superadmin may still grant to the domain itself (those whose
+ * grants, read, name it not), by name; none when the grants are not read.
+ */
+export function grantable(groups: IGroup[], domain: string): string[] {
+  return groups
+    .filter(g => g.grants !== undefined && !g.grants.some(x => x.domain === domain))
+    .map(g => g.name)
+    .sort();
+}
