@@ -97,23 +97,24 @@ export function SessionView(props: { model: DataModel }): JSX.Element {
             <th>Folder</th>
             <th>In this session</th>
             <th>Mode</th>
-            <th />
           </tr>
         </thead>
         <tbody>
           {rows.map(r => (
             <tr key={r.folder} data-folder={r.folder}>
               <td>{r.name}</td>
-              <td>{r.path || 'not mounted'}</td>
-              <td>{r.mode === null ? '' : r.mode === 'ro' ? 'read-only' : 'read-write'}</td>
               <td>
-                {r.mountable && (
-                  <button className="jp-mod-styled" aria-label={`Mount ${r.name} in this session`}
-                    onClick={() => void mount(r.folder, r.name)}>
-                    Mount in this session
-                  </button>
-                )}
+                {r.path ||
+                  (r.mountable ? (
+                    <button className="jp-mod-styled" aria-label={`Mount ${r.name} in this session`}
+                      onClick={() => void mount(r.folder, r.name)}>
+                      Mount in this session
+                    </button>
+                  ) : (
+                    'not mounted'
+                  ))}
               </td>
+              <td>{r.mode === null ? '' : r.mode === 'ro' ? 'read-only' : 'read-write'}</td>
             </tr>
           ))}
         </tbody>
