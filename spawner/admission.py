@@ -81,6 +81,35 @@ def pending_text(allocation: dict) -> str:
     return f"pending: {reasons}" if reasons else "pending"
 
 
+#: the progress page's last message for a start cancelled while it waited
+CANCELLED_QUEUED = "Your queued start was cancelled: nothing was started."
+#: ... and for one cancelled once admitted, while its server was starting
+CANCELLED_STARTING = "Your start was cancelled: its server was stopped."
+
+
+def ready_unless_cancelled(spawner, ready_event: dict) -> dict:
+    """The hubgrid spawners' ``progress_ready_hook``: a start that was
+    cancelled (the spawn-pending page's Cancel, the hub's API) ends the
+    progress page with a failed event saying so. Without it JupyterHub
+    sends "Server ready": a cancelled start still has its server record
+    for a moment (until the hub's stop clears it), which counts as ready."""
+    message = getattr(spawner, "cancelled_message", "")
+    if message:
+        return {"progress": 100, "failed": True, "message": message}
+    return ready_event
+
+
+async def fresh_pending_text(client: HubgridClient, allocation_id: str) -> str:
+    """``pending_text`` of the allocation as the service has it now (its
+    current place in the queue: a held long-poll may carry an older one);
+    "" when it is no longer pending or cannot be read now."""
+    try:
+        allocation = await client.allocation(allocation_id)
+    except (Refused, ServiceUnavailable):
+        return ""
+    return pending_text(allocation) if allocation["state"] == "pending" else ""
+
+
 class Progress:
     """The message a waiting start shows, and a wake-up for its readers (the
     progress page reads it without polling: it sleeps until it changes)."""

@@ -29,7 +29,9 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlparse, urlsplit
+
+from hub_ext.config import SERVICE_NAME
 
 from .builders import Mount
 from .gatewayenv import relayed_gateway
@@ -139,6 +141,22 @@ def engine_is_local(docker_url: str) -> bool:
     if parts.scheme in ("unix", "npipe", ""):
         return parts.scheme == "unix" or not parts.scheme
     return (parts.hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
+    """The hubgrid API URL of sessions: the hub's public origin (from
+    ``public_hub_url``) or else the proxy's bind URL, a wildcard host read as
+    127.0.0.1; "" when neither is known."""
+    parsed = urlparse(public_hub_url or proxy_url)
+    if not parsed.scheme:
+        return ""
+    host = parsed.hostname or ""
+    if not public_hub_url and host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    netloc = f"[{host}]" if ":" in host else host
+    if parsed.port:
+        netloc += f":{parsed.port}"
+    return f"{parsed.scheme}://{netloc}{base_url}services/{SERVICE_NAME}/api/v1/"
 
 
 def gateway_url(api_url: str) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import math
 from decimal import Decimal
-from urllib.parse import urlparse
 
 from traitlets import (Bool, Dict, Enum, Float, Instance, Integer, TraitError, Unicode, default,
                        validate)
@@ -37,25 +36,9 @@ from .builders import MODES, gpu_environment
 from .gatewayenv import gateway_environment
 from .gpuenv import (MPS_LOG_DIRECTORY, MPS_PIPE_DIRECTORY, NodeEnforcement, allocation_gpus,
                      hami_library)
-from .isolation import gateway_url
+from .isolation import gateway_url, session_api_url
 from .options import (TEMPLATES, OptionsError, SessionOptions, options_from_form, parse_options,
                       preset_size, spawn_form)
-
-
-def session_api_url(public_hub_url: str, proxy_url: str, base_url: str) -> str:
-    """The hubgrid API URL of sessions: the hub's public origin (from
-    ``public_hub_url``) or else the proxy's bind URL, a wildcard host read as
-    127.0.0.1; "" when neither is known."""
-    parsed = urlparse(public_hub_url or proxy_url)
-    if not parsed.scheme:
-        return ""
-    host = parsed.hostname or ""
-    if not public_hub_url and host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
-    netloc = f"[{host}]" if ":" in host else host
-    if parsed.port:
-        netloc += f":{parsed.port}"
-    return f"{parsed.scheme}://{netloc}{base_url}services/{SERVICE_NAME}/api/v1/"
 
 
 def read_from(path, offset: int) -> bytes:
@@ -96,6 +79,8 @@ class HubgridSpawnerMixin(Configurable):
     exit_code = Integer(None, allow_none=True)
     #: why the start waits, for the progress page
     pending_progress = Instance(admission.Progress, args=())
+    #: the progress page's last words when this start was cancelled ("": it was not)
+    cancelled_message = Unicode("")
 
     gpu_sharing_mode = Enum(
         list(MODES),
@@ -269,12 +254,18 @@ class HubgridSpawnerMixin(Configurable):
             return TEMPLATES.from_string("<p class=\"alert alert-danger\">{{ e }}</p>").render(
                 e=f"hubgrid cannot offer you sessions now: {e}")
         image = self.session_image(SessionOptions())
+        base = self.hub.base_url[:-len("hub/")] if self.hub else "/"
         return spawn_form(choices, image, defaults=self.default_size or None,
-                          images=image is not None)
+                          images=image is not None,
+                          console_url=f"{base}services/{SERVICE_NAME}/console/")
 
     @default("options_form")
     def _default_options_form(self):
         return self._hubgrid_form
+
+    @default("progress_ready_hook")
+    def _default_progress_ready_hook(self):
+        return admission.ready_unless_cancelled
 
     def options_from_form(self, formdata):
         return options_from_form(formdata)
@@ -499,6 +490,7 @@ class HubgridSpawnerMixin(Configurable):
             self.start_timeout = budget
 
     async def _start(self, budget: int):
+        self.cancelled_message = ""
         if self.allocation_id:  # left by a start whose release failed
             await self._release("a new start replaces it")
         try:
@@ -510,7 +502,9 @@ class HubgridSpawnerMixin(Configurable):
                     raise
                 raise fail(f"not started: waited longer than {self.max_queue_wait:g} s in the "
                            "queue (max_queue_wait)", "queue-timeout", 409) from None
-        except BaseException:  # refused, timed out, or cancelled while pending
+        except BaseException as e:  # refused, timed out, or cancelled while pending
+            if isinstance(e, asyncio.CancelledError):
+                self.cancelled_message = admission.CANCELLED_QUEUED
             await self._release("cancelled before it started")
             raise
         self.start_timeout = budget
@@ -518,6 +512,8 @@ class HubgridSpawnerMixin(Configurable):
             # the hub's timer covers the queue too: the budget applies from here
             return await asyncio.wait_for(super().start(), budget)
         except BaseException as e:
+            if isinstance(e, asyncio.CancelledError):
+                self.cancelled_message = admission.CANCELLED_STARTING
             await self.session_ended()
             # the cause goes with it: an endpoint's replica shows it (serving)
             why = (getattr(e, "message", None) or str(e) or type(e).__name__) \
@@ -545,6 +541,14 @@ class HubgridSpawnerMixin(Configurable):
             await self._release(self.RELEASE_STOPPED)
 
     async def poll(self):
+        if self.server is not None and not self.allocation_id and not self._spawn_pending \
+                and not self._stopping:
+            # a server whose start the hub never saw finish (it was killed
+            # meanwhile): nothing says which allocation it holds or where it
+            # listens, so it is not kept (the hub stops it at once instead of
+            # waiting for it at an address it never had; the service releases
+            # an allocation no server holds)
+            return "its start did not finish before the hub restarted"
         status = await super().poll()
         if self.allocation_id and not self._stopping:  # stop() releases its own
             if status is None:
@@ -576,6 +580,10 @@ class HubgridSpawnerMixin(Configurable):
             self.log.warning("%s: %s", self._log_name, message)
 
     async def progress(self):
+        # a (re)loaded page starts on the current place, not the last one reported
+        if self.pending_progress.message and self.allocation_id:
+            self._set_pending(await admission.fresh_pending_text(self.hubgrid, self.allocation_id)
+                              or self.pending_progress.message)
         async for message in self.pending_progress.messages():
             yield {"message": message}
 

@@ -82,3 +82,25 @@ def test_configure_sets_the_proxy_that_never_routes_replicas_unless_one_was_set(
 
     assert routed(Spawner({"session_type": "batch"})) and routed(Spawner(None))
     assert not routed(Spawner({"session_type": "inference", "endpoint": "0" * 32}))
+
+
+async def test_the_proxy_is_not_asked_to_remove_a_route_a_cancelled_start_never_got():
+    from types import SimpleNamespace
+
+    from hub_ext.proxyclass import HubgridProxy
+
+    class Proxy(HubgridProxy):  # the proxy's table, as calls to it
+        deleted: list = []
+
+        async def delete_route(self, routespec):
+            self.deleted.append(routespec)
+
+    def user(**spawner):
+        spawner = SimpleNamespace(user_options={}, _log_name="alice", **spawner)
+        return SimpleNamespace(name="alice", proxy_spec="/user/alice/", spawners={"": spawner})
+
+    proxy = Proxy()
+    await proxy.delete_user(user(cancelled_message="Your queued start was cancelled: ..."))
+    assert proxy.deleted == []
+    await proxy.delete_user(user(cancelled_message=""))  # a server that ran: its route goes
+    assert proxy.deleted == ["/user/alice/"]

@@ -363,6 +363,55 @@ async def test_progress_reports_each_change_once_and_sleeps_in_between():
     await events.aclose()
 
 
+def queued(position: int, of: int) -> dict:
+    return model("pending", queue={"resource_group": "default", "position": position,
+                                   "pending": of, "waits_for": "capacity"})
+
+
+async def test_a_reloaded_page_starts_on_the_current_place_in_the_queue():
+    # the start's own long-poll last said "2 of 2"; the one ahead has started since
+    p = probe(FakeService(queued(2, 2), queued(1, 1)))
+    p.allocation_id = "a-1"
+    p._set_pending(pending_text(queued(2, 2)))
+    events = p.progress()
+    first = await events.__anext__()
+    assert first["message"].startswith("pending: in the queue of resource group default, "
+                                       "number 1 of 1 in line"), first
+    await events.aclose()
+
+
+async def test_a_page_whose_service_cannot_answer_shows_the_last_place():
+    class Down(FakeService):
+        async def allocation(self, alloc_id, wait=None):
+            raise DOWN
+
+    p = probe(Down(queued(2, 2), queued(2, 2)))
+    p.allocation_id = "a-1"
+    p._set_pending(pending_text(queued(2, 2)))
+    events = p.progress()
+    assert "number 2 of 2" in (await events.__anext__())["message"]
+    await events.aclose()
+
+
+async def test_a_start_cancelled_in_the_queue_ends_the_page_with_a_failed_event_not_ready():
+    service = FakeService(queued(1, 1), queued(1, 1))
+    p = probe(service, pending_wait=0)
+    ready = {"progress": 100, "ready": True, "message": "Server ready at /user/alice/"}
+    assert p.progress_ready_hook(p, dict(ready)) == ready  # nothing cancelled yet
+    start = asyncio.ensure_future(p.start())
+    await asyncio.sleep(0.2)
+    start.cancel()  # what the hub does to a pending spawn on DELETE .../server
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    assert service.released == [("a-1", "cancelled before it started")]
+    event = p.progress_ready_hook(p, dict(ready))
+    assert event == {"progress": 100, "failed": True,
+                     "message": "Your queued start was cancelled: nothing was started."}
+    p.service = FakeService(ALLOCATED, ALLOCATED)
+    await p.start()  # the next start is not taken for a cancelled one
+    assert p.progress_ready_hook(p, dict(ready)) == ready
+
+
 def test_every_reason_is_a_short_metric_label():
     assert all(r.isascii() and r.islower() and " " not in r for r in REASONS)
 
