@@ -227,3 +227,17 @@ async def test_hubgrid_folders_mount_mounts_into_this_session_and_says_why_not(w
     assert code == 1 and "Folders to mount" in err, err
     code, out, err = await hubgrid_cli(world, "alice", "folders", "mount", "notes")
     assert code == 2 and "not in a hubgrid session" in err, err
+
+
+async def test_a_share_revoked_while_it_is_being_mounted_never_stays_mounted(world):
+    import asyncio
+
+    for round_ in range(5):
+        world.driver.share("bob", world.folders["private"], "alice", "rw")
+        posted, revoked = await asyncio.gather(
+            mount(world, "alice", "private"),
+            world.call("DELETE", f"vfolders/{world.folders['private']}/shares/alice", "bob"))
+        assert revoked[0].code in (200, 204)
+        # whichever came first, the spawner is never told to keep it
+        assert posted[0].code in (202, 422), posted
+        assert "private" not in await spawner_view(world), round_
