@@ -36,6 +36,7 @@ import {
   reclaimedText,
   restartUrl
 } from './ownreclaim';
+import { RECLAIMED_EVENT } from './reclaimbanner';
 import { IContents, ISaveDoc, ISaveIO, saveForReclaim } from './reclaimsave';
 
 /** A document widget's context, as far as the save needs it (DocumentRegistry.Context). */
@@ -218,6 +219,7 @@ export class ReclaimGuard {
     }
     this.stopped = true;
     Notification.dismiss(); // the reclaim warning and its "Keep it" no longer hold
+    document.dispatchEvent(new Event(RECLAIMED_EVENT)); // and the banner's
     this.own!.final = await this.finalRecord(this.own!.allocation || '');
     const text = reclaimedText(this.own!);
     const body = new Widget();

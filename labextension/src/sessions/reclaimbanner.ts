@@ -15,6 +15,9 @@ import { Widget } from '@lumino/widgets';
 
 import { bannerText, IReclaimable, keepOffered, noticeOf } from './reclaim';
 
+/** The event on `document` that says this session was reclaimed (the banner goes). */
+export const RECLAIMED_EVENT = 'hubgrid-reclaimed';
+
 /** How long a "Keep it running" hides the banner while the service hears of it (ms). */
 export const KEPT_GRACE = 45_000;
 
@@ -51,6 +54,8 @@ export class ReclaimBanner extends Widget {
     for (const kind of ['keydown', 'pointerdown']) {
       document.addEventListener(kind, () => this.input(), { capture: true, passive: true });
     }
+    // the server is gone: the reclaim dialog says the rest
+    document.addEventListener(RECLAIMED_EVENT, () => this.clear());
   }
 
   /** The latest read of this Lab's session (null: not listed or not warned). */
