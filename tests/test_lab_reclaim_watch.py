@@ -112,11 +112,35 @@ async def test_the_lab_hears_of_its_reclaim_only_when_the_save_is_due(served, cl
         assert r.code == 200 and body["reclaim"]["rule"] == "idle", body
         assert "idle_timeout is 120 s" in body["reclaim"]["reason"]
         assert body["save_ahead"] == 5 and body["key"]
+        assert body["allocation"] == alloc  # the Lab reads the final record by it
         # the same notice again: the next call waits
         again = asyncio.ensure_future(lab.call("GET", f"hubgrid/reclaim?seen={quote(body['key'])}"))
         await asyncio.sleep(0.3)
         assert not again.done()
         again.cancel()
+
+
+async def test_keep_it_running_is_input_reported_to_the_service_at_once(served, cluster, tmp_path, monkeypatch):  # noqa: F811
+    """The warning banner's "Keep it running" posts ``hubgrid/input?now=1``:
+    the report goes now, not at the next tick (an hour away here)."""
+    cluster.add_group("g", {"n1": ()})
+    alloc = cluster.submit("alice", "ml", "g", slots={"cpu": "1", "mem": "1G"})["id"]
+    monkeypatch.setenv("HUBGRID_ALLOCATION", alloc)
+    key = served.auth("alice").removeprefix("Keypair ")
+    async with lab_server(tmp_path, monkeypatch, owner="alice", api_url=served.api,
+                          keypair=key, activity_interval=3600, reclaim_save_ahead=5) as lab:
+        reporter = lab.app.web_app.settings["hubgrid_activity"]
+        reporter.stop()  # no ticks: only the input's own report
+        assert await reporter.report() == 200
+        before = dt.datetime.now(UTC)
+        r, _ = await lab.call("POST", "hubgrid/input")  # plain input waits for the tick
+        assert r.code == 204
+        await asyncio.sleep(0.5)
+        assert (stored(served, alloc).get("last_activity") or "") < before.isoformat()
+        r, _ = await lab.call("POST", "hubgrid/input?now=1")
+        assert r.code == 204
+        assert await until(lambda: (stored(served, alloc).get("last_activity") or "")
+                           >= before.isoformat(), 10)
 
 
 async def test_only_the_servers_owner_may_post_input_or_wait(served, cluster, tmp_path, monkeypatch):  # noqa: F811
