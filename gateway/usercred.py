@@ -8,8 +8,9 @@ endpoints`` with that very token, and the endpoints listed are the ones it
 opens (``access.may_call``'s ``users``).
 
 Only what could be a hub token is ever sent anywhere (``plausible``: what
-JupyterHub makes, 32 hex digits): an OpenAI client's ``api_key="EMPTY"``
-reaches neither the hub nor the service.
+JupyterHub makes, 32 hex digits, or an OAuth access token of its provider,
+30 letters and digits): an OpenAI client's ``api_key="EMPTY"`` reaches
+neither the hub nor the service.
 
 The answer is kept for ``ttl`` seconds by the SHA-256 of the token (a
 refusal too), in a bounded cache; the token is never logged nor kept. The
@@ -39,9 +40,12 @@ from .access import ENDPOINT_TOKEN_PREFIX, Refusal
 #: reaches the gateway within this
 TTL = 10.0
 MAX_ENTRIES = 4096
-#: what a JupyterHub token is (``jupyterhub.utils.new_token``: a UUID's 32
-#: hex digits, for users' API tokens and OAuth tokens alike)
-HUB_TOKEN = re.compile(r"[0-9a-fA-F]{32}")
+#: what a JupyterHub token is: ``jupyterhub.utils.new_token`` (a UUID's 32
+#: hex digits: users' API tokens, servers' tokens), or an OAuth access token
+#: the hub's provider made (oauthlib's ``generate_token``: 30 letters and
+#: digits), e.g. the one the hubgrid service holds for a console's user and
+#: passes on for its Chat (quota_service/api/consolegateway.py)
+HUB_TOKEN = re.compile(r"[0-9a-fA-F]{32}|[0-9A-Za-z]{30}")
 
 
 def plausible(token: str) -> bool:

@@ -69,3 +69,14 @@ def test_gateway_url_is_an_http_url(monkeypatch):
     assert HubgridService().gateway_url == "http://127.0.0.1:10102/services/hubgrid-gateway/"
     with pytest.raises(TraitError):
         HubgridService(gateway_url="file:///etc/passwd")
+
+
+def test_the_gateway_takes_the_hubs_oauth_access_tokens_as_hub_tokens():
+    """The console passes on the OAuth token the hub's provider made
+    (oauthlib's generate_token: 30 letters and digits), not a 32-hex one."""
+    from oauthlib.common import generate_token
+
+    from gateway.usercred import plausible
+    assert plausible(generate_token()) and plausible("0123456789abcdef" * 2)
+    for other in ("EMPTY", "hge_" + "a" * 26, "a" * 29, "a" * 31, "x" * 32, generate_token() + "!"):
+        assert not plausible(other), other
