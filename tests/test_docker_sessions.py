@@ -41,9 +41,11 @@ def test_a_session_gets_exactly_its_limits_as_a_user_without_privileges(dock):
         assert hc["SecurityOpt"] == ["no-new-privileges"]
         assert dock.network_mode(url, info) == "none"  # its own, or a sandbox's it joined
         # its only mounts: its own socket directory and its relay's, read-only
-        # (tests/test_docker_isolation.py)
+        # (tests/test_docker_isolation.py), and its live directory, empty and
+        # read-only (tests/test_docker_live_mounts.py)
         assert not hc.get("Binds")
         assert sorted((m["Source"], m["Destination"], m["RW"]) for m in info["Mounts"]) == [
+            (f"/run/hubgrid/live/{a['id']}", "/home/jovyan/mounted-folders", False),
             (f"/run/hubgrid/sessions/{a['id']}/relay", "/run/hubgrid-relay", False),
             (f"/run/hubgrid/sessions/{a['id']}/session", "/run/hubgrid", True)]
         labels = info["Config"]["Labels"]

@@ -27,6 +27,11 @@ function mountRoot(live: string): string {
   return parent || '/home/jovyan';
 }
 
+/** A path under the home as the shell writes it (the panel is narrow). */
+function shortPath(path: string): string {
+  return path.startsWith('/home/jovyan/') ? `~/${path.slice('/home/jovyan/'.length)}` : path;
+}
+
 export function SessionView(props: { model: DataModel }): JSX.Element {
   const { model } = props;
   const [session, setSession] = React.useState<IThisSession | null>(null);
@@ -103,8 +108,8 @@ export function SessionView(props: { model: DataModel }): JSX.Element {
           {rows.map(r => (
             <tr key={r.folder} data-folder={r.folder}>
               <td>{r.name}</td>
-              <td>
-                {r.path ||
+              <td title={r.path}>
+                {shortPath(r.path) ||
                   (r.mountable ? (
                     <button className="jp-mod-styled" aria-label={`Mount ${r.name} in this session`}
                       onClick={() => void mount(r.folder, r.name)}>
