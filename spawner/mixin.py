@@ -32,6 +32,7 @@ from quota_service.core import sharecheck
 
 from . import admission
 from .admission import fail, unavailable, user_refused
+from .batchgo import BatchGoMixin
 from .builders import MODES, gpu_environment
 from .gatewayenv import gateway_environment
 from .gpuenv import (MPS_LOG_DIRECTORY, MPS_PIPE_DIRECTORY, NodeEnforcement, allocation_gpus,
@@ -60,7 +61,7 @@ def options_read_at_start(spawner, user_options: dict) -> None:
     the options are handled (no "Received unhandled user_options" warning)."""
 
 
-class HubgridSpawnerMixin(Configurable):
+class HubgridSpawnerMixin(BatchGoMixin, Configurable):
     """hubgrid admission, placement and release for any JupyterHub spawner."""
 
     #: the backend mounts the session's vfolders (the ``vfolders`` option)
@@ -407,32 +408,6 @@ class HubgridSpawnerMixin(Configurable):
         """How the session's main process ended, once it has (else None)."""
         return None
 
-    async def batch_go(self) -> None:
-        """Create the session's ``HUBGRID_BATCH_GO_FILE`` (a backend that sets
-        that variable overrides this): the batch command starts then."""
-
-    def start_polling(self):
-        # start() has returned: a batch command may run once the hub has found
-        # the server up and routed it (a command that ends at once must not
-        # end the session while the hub still waits for it)
-        super().start_polling()
-        if self.session_env.get("HUBGRID_BATCH_GO_FILE"):
-            task = asyncio.ensure_future(self._go_when_ready())
-            task.add_done_callback(self._batch_go_done)
-
-    async def _go_when_ready(self) -> None:
-        deadline = asyncio.get_running_loop().time() + self.http_timeout + 60
-        while not self.ready:
-            if self.server is None or asyncio.get_running_loop().time() > deadline:
-                return  # the start failed or was abandoned: nothing to start
-            await asyncio.sleep(0.2)
-        await self.batch_go()
-
-    def _batch_go_done(self, task) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            self.log.warning("could not start the batch command of %s: %s (it starts "
-                             "after HUBGRID_BATCH_WAIT)", self._log_name, task.exception())
-
     async def discard_session(self) -> None:
         """Remove what is left of a session that ended by itself (a stopped
         container); JupyterHub calls stop() only for running servers."""
@@ -543,11 +518,9 @@ class HubgridSpawnerMixin(Configurable):
     async def poll(self):
         if self.server is not None and not self.allocation_id and not self._spawn_pending \
                 and not self._stopping:
-            # a server whose start the hub never saw finish (it was killed
-            # meanwhile): nothing says which allocation it holds or where it
-            # listens, so it is not kept (the hub stops it at once instead of
-            # waiting for it at an address it never had; the service releases
-            # an allocation no server holds)
+            # a start the hub never saw finish (it was killed meanwhile): no
+            # allocation or address is known, so the hub stops it at once (the
+            # service releases an allocation no server holds)
             return "its start did not finish before the hub restarted"
         status = await super().poll()
         if self.allocation_id and not self._stopping:  # stop() releases its own

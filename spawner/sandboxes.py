@@ -24,7 +24,12 @@ the sessions' non-root uid. Their labels say whose they are:
 ``hubgrid.sandbox`` (the hub: its API URL) and ``hubgrid.sandbox.process``
 (this hub process). The first fill of a pool on an engine removes that
 hub's holders left by an earlier process of it and not joined by any
-container (pool members never taken, holders whose session is gone).
+container (pool members never taken, holders whose session is gone). While
+the hub runs, a pass every ``REAP_INTERVAL`` seconds removes the holders no
+session took or kept: an earlier process's that no container joined (a
+session a restarted hub stopped leaves its holder), and this process's that
+are neither idle in a pool, nor taken by a session starting or running, nor
+joined by a container, nor younger than ``REAP_MIN_AGE`` (one being made).
 
 Decisions are pure functions (``holder_config``, ``stale_holders``); the
 ``Sandboxes`` registry (``SANDBOXES``, like relay.py's ``RELAYS``) does the
@@ -59,6 +64,13 @@ RETRY_AFTER = 30.0
 #: holder's start costs what a session's start costs: made during a burst it
 #: slows the burst down), but at most this long
 QUIET_WAIT = 120.0
+#: seconds between two passes that remove the holders nobody took or kept
+REAP_INTERVAL = 60.0
+#: a holder younger than this is never reaped: it may be being made
+REAP_MIN_AGE = 120.0
+#: a holder taken this long ago and still joined by no container is reaped
+#: (its session's start is over, one way or another)
+TAKEN_GRACE = 900.0
 
 
 @dataclass(frozen=True)
@@ -108,19 +120,28 @@ def joined_mode(holder_id: str) -> str:
 
 
 def stale_holders(holders: list[dict], containers: list[dict], owner: str,
-                  process: str) -> list[str]:
+                  process: str, kept: frozenset[str] | None = None,
+                  now: float | None = None) -> list[str]:
     """Ids of the ``holders`` (``docker ps -a`` entries labelled
-    ``hubgrid.sandbox``) to remove: ``owner``'s from another process than
-    ``process`` that no container of ``containers`` (every container of the
-    engine) has joined. Other hubs' holders are theirs to clean."""
+    ``hubgrid.sandbox``) to remove: ``owner``'s that no container of
+    ``containers`` (every container of the engine) has joined, from another
+    process than ``process``; and, when ``kept`` is given (the holders this
+    process keeps: idle in a pool, taken by a session), this process's that
+    are not kept and were made ``REAP_MIN_AGE`` seconds or more before
+    ``now`` (epoch seconds: docker's ``Created``). Other hubs' holders are
+    theirs to clean."""
     joined = {(c.get("HostConfig") or {}).get("NetworkMode", "") for c in containers}
     out = []
     for h in holders:
         labels = h.get("Labels") or {}
-        if labels.get(HUB_LABEL) != owner or labels.get(PROCESS_LABEL) == process:
+        if labels.get(HUB_LABEL) != owner:
             continue
         if joined_mode(h["Id"]) in joined:
-            continue  # a session of the earlier process still runs in it: stop() removes it
+            continue  # a session still runs in it: its stop() removes it
+        if labels.get(PROCESS_LABEL) == process:
+            if kept is None or h["Id"] in kept or now is None \
+                    or now - float(h.get("Created") or now) < REAP_MIN_AGE:
+                continue
         out.append(h["Id"])
     return out
 
@@ -141,6 +162,8 @@ class Sandboxes:
         self._cleaned: set[str] = set()  # engines whose stale holders went
         self._clients: dict[str, docker.APIClient] = {}  # engine -> client (for drain)
         self._starting: dict[str, int] = {}  # engine -> sessions of this hub starting there
+        self._taken: dict[str, float] = {}  # holder -> when a session took it (monotonic)
+        self._reaper: asyncio.Task | None = None
 
     def starting(self, engine: str, delta: int) -> None:
         """A session begins (+1) or ends (-1) its start on ``engine``."""
@@ -158,7 +181,19 @@ class Sandboxes:
     def take(self, key: PoolKey) -> str | None:
         """An idle holder of ``key`` (now the caller's alone), or None."""
         pool = self._pools.get(key)
-        return pool.idle.pop(0) if pool and pool.idle else None
+        if not pool or not pool.idle:
+            return None
+        holder = pool.idle.pop(0)
+        self._taken[holder] = time.monotonic()
+        return holder
+
+    def kept(self) -> frozenset[str]:
+        """The holders this process keeps: idle in a pool, or taken by a
+        session less than TAKEN_GRACE seconds ago (joined ones are kept by
+        their container)."""
+        now = time.monotonic()
+        taken = {h for h, at in self._taken.items() if now - at < TAKEN_GRACE}
+        return frozenset(taken.union(*(p.idle for p in self._pools.values())))
 
     def forget(self, key: PoolKey) -> list[str]:
         """Drop every idle holder of ``key`` (they failed a session): the ids."""
@@ -176,6 +211,8 @@ class Sandboxes:
         if not self._clients and size > 0:
             atexit.register(self.drain)
         self._clients.setdefault(key.engine, client)
+        if size > 0 and (self._reaper is None or self._reaper.done()):
+            self._reaper = asyncio.get_running_loop().create_task(self._reap_forever(owner))
         if size <= 0 or (pool.task and not pool.task.done()) or len(pool.idle) >= size \
                 or time.monotonic() - pool.failed_at < RETRY_AFTER:
             return None
@@ -225,23 +262,43 @@ class Sandboxes:
             raise
         return holder
 
-    async def clean(self, client: docker.APIClient, owner: str) -> list[str]:
-        """Remove ``owner``'s stale holders on ``client``'s engine: their ids."""
+    async def clean(self, client: docker.APIClient, owner: str,
+                    reap: bool = False) -> list[str]:
+        """Remove ``owner``'s stale holders on ``client``'s engine: their ids.
+        ``reap``: this process's holders that nobody keeps too (the pass)."""
         holders = await asyncio.to_thread(client.containers, all=True,
                                           filters={"label": [HUB_LABEL]})
         mine = [h for h in holders if (h.get("Labels") or {}).get(HUB_LABEL) == owner]
         if not mine:
             return []
         everything = await asyncio.to_thread(client.containers, all=True)
-        stale = stale_holders(mine, everything, owner, self.process)
+        # what this process keeps is read after the listings: a holder taken
+        # or put in a pool meanwhile is in it
+        stale = stale_holders(mine, everything, owner, self.process,
+                              self.kept() if reap else None, time.time())
         for holder in stale:
             await self.remove(client, holder)
         if stale:
-            log.info("removed %d network sandbox(es) left by an earlier hub", len(stale))
+            log.info("removed %d network sandbox(es) no session took or kept", len(stale))
         return stale
 
-    @staticmethod
-    async def remove(client: docker.APIClient, holder: str) -> None:
+    async def reap(self, owner: str) -> list[str]:
+        """One pass over every engine this process has a pool on."""
+        gone = []
+        for engine, client in list(self._clients.items()):
+            try:
+                gone += await self.clean(client, owner, reap=True)
+            except Exception as e:  # noqa: BLE001 - an engine down: the next pass
+                log.warning("network sandboxes on %s: could not reap: %s", engine, e)
+        return gone
+
+    async def _reap_forever(self, owner: str) -> None:
+        while True:
+            await asyncio.sleep(REAP_INTERVAL)
+            await self.reap(owner)
+
+    async def remove(self, client: docker.APIClient, holder: str) -> None:
+        self._taken.pop(holder, None)
         try:
             await asyncio.to_thread(client.remove_container, holder, force=True)
         except docker.errors.NotFound:

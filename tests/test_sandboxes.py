@@ -65,6 +65,11 @@ def test_pool_size_zero_fills_nothing_and_a_session_keeps_its_own_namespace():
         HubgridDockerSpawner(sandbox_pool_size=-1)
 
 
+def fills() -> set:
+    """The loop's tasks but this one and the pass that reaps (it runs for ever)."""
+    return asyncio.all_tasks() - {asyncio.current_task(), SANDBOXES._reaper}
+
+
 def test_an_empty_pool_gives_the_session_its_own_namespace_and_a_later_one_a_holder():
     url = HOSTS[0] if HOSTS else "unix:///var/run/docker.sock"
     cl = require_image(url)
@@ -75,10 +80,10 @@ def test_an_empty_pool_gives_the_session_its_own_namespace_and_a_later_one_a_hol
         SANDBOXES.forget(key)  # (another test's hub process is not this one)
         first = sp._take_sandbox("none"), sp._sandbox
         sp._count_start(-1)  # (its start ends: start_object's part; the fill waited for it)
-        await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
+        await asyncio.gather(*fills())
         second = sp._take_sandbox("none"), sp._sandbox
         sp._count_start(-1)
-        await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
+        await asyncio.gather(*fills())
         return first, second, SANDBOXES.forget(key)
     (mode1, holder1), (mode2, holder2), idle = asyncio.run(go())
     try:
@@ -245,7 +250,7 @@ def test_a_users_spawner_made_at_login_starts_filling_the_default_pool():
                 HubgridDockerSpawner(hub=Hub(), default_docker_url=url, **off)
             assert asyncio.all_tasks() == {asyncio.current_task()}, off
         HubgridDockerSpawner(hub=Hub(), default_docker_url=url, sandbox_pool_size=1)
-        await asyncio.gather(*(asyncio.all_tasks() - {asyncio.current_task()}))
+        await asyncio.gather(*fills())
         return SANDBOXES.forget(key)
     idle = asyncio.run(go())
     try:
