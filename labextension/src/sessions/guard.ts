@@ -84,6 +84,34 @@ const RETRY = 30_000;
 const FINAL_TRIES = 15;
 const FINAL_EVERY = 2_000;
 
+/**
+ * Open the service's console page in a hidden frame (it logs this browser in
+ * to the service through the hub) and read the `_xsrf` token it set, which
+ * the service wants back with cookie-authenticated calls; "" if it could not.
+ */
+function consoleToken(page: string): Promise<string> {
+  return new Promise(resolve => {
+    const frame = document.createElement('iframe');
+    frame.style.display = 'none';
+    const done = (token: string) => {
+      window.clearTimeout(timer);
+      frame.remove();
+      resolve(token);
+    };
+    const timer = window.setTimeout(() => done(''), 20_000);
+    frame.onload = () => {
+      try {
+        const match = (frame.contentDocument?.cookie ?? '').match(/(?:^|;\s*)_xsrf=([^;]+)/);
+        done(match ? decodeURIComponent(match[1]) : '');
+      } catch {
+        done(''); // not the service's page (another origin)
+      }
+    };
+    frame.src = page;
+    document.body.appendChild(frame);
+  });
+}
+
 export class ReclaimGuard {
   constructor(private readonly app: JupyterFrontEnd) {
     this.settings = app.serviceManager.serverSettings;
@@ -261,16 +289,19 @@ export class ReclaimGuard {
     if (!url) {
       return null;
     }
-    const init: RequestInit = { credentials: 'same-origin', cache: 'no-store' };
-    let loggedIn = false;
+    let xsrf = '';
     for (let tries = 0; tries < FINAL_TRIES; tries++) {
       try {
-        const r = await fetch(url, init);
-        if ((r.status === 401 || r.status === 403) && !loggedIn) {
-          // no login cookie of the service yet: its console page logs in (OAuth through the hub)
-          loggedIn = true;
-          await fetch(consoleUrl(url), init);
-          continue;
+        const headers: Record<string, string> = xsrf ? { 'X-XSRFToken': xsrf } : {};
+        const r = await fetch(url, { credentials: 'same-origin', cache: 'no-store', headers });
+        if ((r.status === 401 || r.status === 403) && !xsrf) {
+          // not logged in to the service, or a cookie call without its token:
+          // its console page logs in (OAuth through the hub: a navigation, so
+          // in a hidden frame) and sets the token its calls send back
+          xsrf = await consoleToken(consoleUrl(url));
+          if (xsrf) {
+            continue;
+          }
         }
         if (r.ok) {
           const events = ((await r.json()) as { events?: { details?: IFinalReclaim }[] }).events ?? [];
