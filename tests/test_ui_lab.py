@@ -32,7 +32,8 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
   start on the default one (which fits at once);
 - B's start into a full group waits: the hub's page says its place in the
   queue and what it waits for, and B's Cancel takes the request out of the
-  queue (cancelled, nothing started);
+  queue (cancelled, nothing started), which the page confirms (no "Server
+  ready" event);
 
 Screenshots (lab-summary, lab-launcher, lab-sessions, lab-session-log,
 lab-session-detail, lab-sessions-stop-selected, lab-data-invitations,
@@ -561,7 +562,8 @@ def test_a_start_that_waits_says_its_place_in_the_queue_and_can_be_cancelled(
     """A full resource group: B's start from the spawn form waits, and the
     hub's page says so (in the queue, number 1 of 1, waiting for free
     capacity, why); B's Cancel stops the start and the request leaves the
-    queue (cancelled), nothing started."""
+    queue (cancelled), nothing started: the page says so, and the hub's
+    progress events end failed ("cancelled"), not "Server ready"."""
     hub, a, b, project = world.hub, people["a"], people["b"], people["project"]
     group = f"tiny{uuid.uuid4().hex[:6]}"
     assert hub.call("POST", "resource-groups", "admin", json={"name": group}).status_code == 201
@@ -605,7 +607,17 @@ def test_a_start_that_waits_says_its_place_in_the_queue_and_can_be_cancelled(
         [waiting] = allocations(hub, b, "pending", "queued")
         screenshot(page, "hub-spawn-queued.png", tmp_path)
         page.get_by_role("button", name="Cancel the start").click()
-        page.wait_for_url(lambda url: "spawn-pending" not in url, timeout=SLOW)
+        # the page confirms it, and the hub's event stream ends failed, never "ready"
+        confirmed = page.locator("#hg-cancelled")
+        confirmed.wait_for(state="visible", timeout=SLOW)
+        assert confirmed.inner_text().startswith(
+            "Your queued start was cancelled: nothing was started."), confirmed.inner_text()
+        # the stream's last event: the spawner's (ready hook) or the hub's own "Spawn cancelled"
+        page.locator("#progress-log .progress-log-event").filter(
+            has_text=re.compile("cancelled")).first.wait_for(state="attached", timeout=SLOW)
+        assert "Server ready" not in page.locator("#progress-log").inner_text()
+        assert "spawn-pending" in page.url  # no reload towards a server that is not there
+        screenshot(page, "hub-spawn-cancelled.png", tmp_path)
         assert eventually(lambda: server_of(hub, b, "queued") is None
                           or not server_of(hub, b, "queued")["pending"], timeout=60)
         [gone] = allocations(hub, b, server="queued")
