@@ -8,8 +8,8 @@ hub, ``world`` and Chromium serve both; the console needs no Lab):
   finds every admin page, in the Lab menu's order; on the Users page he
   creates a user in globex, which the service then has (made by gus, in
   globex); acme's users are absent; no server of his ever ran;
-- alice, a plain user, finds Summary, Sessions and Data there and no admin
-  page (not even when the address names one); her session shows on Sessions
+- alice, a plain user, finds Summary, Sessions, Data, Serving, Model Store
+  and Chat there and no admin page (not even when the address names one); her session shows on Sessions
   and she stops it there; every admin call from the page is
   refused; a call without the ``_xsrf`` token the page set is not
   authenticated by the login cookie (no cross-site requests with it);
@@ -134,9 +134,10 @@ def test_console_a_plain_user_finds_her_pages_and_no_admin_page(world, chromium)
     try:
         page.goto(f"{hub.url}{CONSOLE}#admin-users")
         nav = console_ready(page)
-        assert nav.locator("section").evaluate_all("els => els.map(e => e.dataset.section)") == ["you"]
+        assert nav.locator("section").evaluate_all("els => els.map(e => e.dataset.section)") == [
+            "you", "serving"]
         assert nav.locator(".jp-hubgrid-console-page-link").all_inner_texts() == [
-            "Summary", "Sessions", "Data"]
+            "Summary", "Sessions", "Data", "Serving", "Model Store", "Chat"]
         assert page.locator('[data-console-page^="admin-"]').count() == 0
         page.wait_for_url("**#summary", timeout=SLOW)  # the address named no page of hers
         page.locator('[data-console-page="summary"] .jp-hubgrid-level[data-level="project"]').wait_for(
