@@ -351,6 +351,18 @@ SHORT = [
                                    room(cpu=3, mem=8 * GiB)),
      "resource group gpu: no node has room now for cpu 4, mem 8 GiB: cpu short by 1 on the "
      "closest node (3 free there), waiting for running sessions to end"),
+    ("a slot no node has any of is said so, not as 'at most 0'",
+     request(gpu=1), (room(cpu=8), room(cpu=4)),
+     "resource group gpu: no node has room now for gpu 1: gpu short by 1 (no node has "
+     "any free), waiting for running sessions to end"),
+    ("a share where no GPU has any free",
+     request(gpu_shares=0.5), (room(cpu=8),),
+     "resource group gpu: no node has room now for gpu.shares 0.5: gpu.shares short by 0.5 "
+     "(no GPU has any free), waiting for running sessions to end"),
+    ("the closest node has none of a slot: said so, not as '0 free there'",
+     request(cpu=2, mem=4 * GiB), (room(cpu=8, mem=0), room(cpu=0, mem=16 * GiB)),
+     "resource group gpu: no node has room now for cpu 2, mem 4 GiB: mem short by 4 GiB on "
+     "the closest node (none free there), waiting for running sessions to end"),
     ("every node that could hold it drained",
      request(cpu=1), (),
      "resource group gpu: no node has room now for cpu 1: every node that could hold it "

@@ -190,8 +190,8 @@ def test_over_capacity_now_the_request_waits_for_capacity(gpu):
     assert p["state"] == "pending"
     assert [(r["code"], r["level"], r["text"]) for r in p["reasons"]] == [(
         "capacity", "resource-group",
-        "resource group gpu: no node has room now for gpu 1: gpu short by 1 (at most 0 free "
-        "on a node), waiting for running sessions to end",
+        "resource group gpu: no node has room now for gpu 1: gpu short by 1 (no node has "
+        "any free), waiting for running sessions to end",
     )]
 
 
@@ -201,7 +201,7 @@ def test_a_waiting_reason_counts_only_the_nodes_that_could_hold_it(gpu):
     ask(gpu, gpu=2, gpu_models=["A100"])
     p = ask(gpu, gpu=1, gpu_models=["A100"])
     assert p["reasons"][0]["text"].endswith(
-        ": gpu short by 1 (at most 0 free on a node), waiting for running sessions to end")
+        ": gpu short by 1 (no node has any free), waiting for running sessions to end")
     solo(gpu, gpus=2)
     ask(gpu, group="solo", gpu_shares="0.7"), ask(gpu, group="solo", gpu_shares="0.6")
     q = ask(gpu, group="solo", gpu_shares="0.5")

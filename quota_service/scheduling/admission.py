@@ -434,10 +434,14 @@ def shortfall(slots: Mapping[str, Decimal], free: tuple[Mapping[str, Decimal], .
     most = {k: max(n.get(k, ZERO) for n in free) for k in asked}
     short = [k for k in asked if asked[k] > most[k]]
     if short:
+        def room(k):  # what the best node (GPU) has, or that none has any
+            where = "GPU" if k == "gpu.shares" else "node"
+            if most[k] <= ZERO:
+                return f"no {where} has any free"
+            return f"at most {format_slot(k, most[k])} free on a {where}"
+
         return " and ".join(
-            f"{k} short by {format_slot(k, asked[k] - most[k])} (at most "
-            f"{format_slot(k, most[k])} free on {'a GPU' if k == 'gpu.shares' else 'a node'})"
-            for k in short)
+            f"{k} short by {format_slot(k, asked[k] - most[k])} ({room(k)})" for k in short)
 
     def gaps(node):
         return {k: v - node.get(k, ZERO) for k, v in asked.items() if v > node.get(k, ZERO)}
@@ -445,8 +449,9 @@ def shortfall(slots: Mapping[str, Decimal], free: tuple[Mapping[str, Decimal], .
     closest = gaps(min(free, key=lambda n: (len(gaps(n)),
                                             sum(g / asked[k] for k, g in gaps(n).items()))))
     return " and ".join(
-        f"{k} short by {format_slot(k, gap)} on the closest node "
-        f"({format_slot(k, asked[k] - gap)} free there)" for k, gap in closest.items())
+        f"{k} short by {format_slot(k, gap)} on the closest node ("
+        + (f"{format_slot(k, asked[k] - gap)} free there)" if gap < asked[k] else "none free there)")
+        for k, gap in closest.items())
 
 
 def waiting_in_line(req: Request, snap: Snapshot, ahead: int) -> Decision:
