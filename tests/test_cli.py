@@ -179,6 +179,10 @@ async def test_sessions_ls_shows_my_sessions_and_nobody_elses(hubgrid):
                              "0 B", "0.3 (share)"]
     j = await hubgrid("alice", "sessions", "ls", "--json")
     assert {a["id"] for a in j.json()} == {a["id"] for a in mine}
+    # the group alone lists them too, as ls does
+    alone = await hubgrid("alice", "sessions")
+    assert (alone.code, alone.out) == (0, r.out), alone.err
+    assert (await hubgrid("alice", "sessions", "--json")).json() == j.json()
     # another user's sessions: the service shows a user only their own
     other = await hubgrid("alice", "sessions", "ls", "--user", "bob", "--json")
     assert other.code == 0 and other.json() == []
@@ -376,7 +380,11 @@ async def test_folders_create_ls_upload_files_download(hubgrid, tmp_path):
                           "--overwrite")).code == 0
 
     ls = await hubgrid("alice", "folders", "ls")
-    header, row = ls.rows()
+    header, row, legend = ls.rows()
+    # the permissions are explained under the table (wd: write-delete)
+    assert legend[0].startswith("PERMISSION: ro read only; rw read and add files (no delete); "
+                                "wd write-delete: also delete"), legend
+    assert (await hubgrid("alice", "folders")).out == ls.out  # the group alone lists them
     assert header[:6] == ["NAME", "ID", "OWNER", "HOST", "TYPE", "PERMISSION"]
     assert row[:6] == ["data", folder["id"][:8], "user alice", "local", "general", "wd"]
     assert row[-2:] == ["active", "on request"]
@@ -483,7 +491,6 @@ async def test_missing_configuration_is_a_usage_error(hubgrid):
 
 @pytest.mark.parametrize("argv,words", [
     ([], "required: COMMAND"),
-    (["sessions"], "required: COMMAND"),
     (["sessions", "bogus"], "invalid choice: 'bogus'"),
     (["sessions", "dry-run", "--gpu", "1", "--gpu-shares", "0.5"], "not allowed with"),
     (["folders", "share", "data", "bob", "--permission", "all"], "invalid choice: 'all'"),

@@ -16,6 +16,10 @@ from .base import UsageError, command, group
 from .output import safe, short_id, table
 
 PERMISSIONS = ("ro", "rw", "wd")
+#: what each permission allows (Backend.AI's read-only, read-write, write-delete)
+PERMISSION_LEGEND = ("PERMISSION: ro read only; rw read and add files (no delete); "
+                     "wd write-delete: also delete, move, rename, and manage the folder "
+                     "(trash, shares)")
 
 
 def owner_text(f: dict) -> str:
@@ -85,6 +89,7 @@ def ls(ctx, args) -> None:
         return
     me = client.me()
     ctx.print(table(HEADERS, folder_rows(folders, me, client.my_policy(me))))
+    ctx.print(PERMISSION_LEGEND)
 
 
 def create(ctx, args) -> None:
@@ -231,9 +236,16 @@ def answer(verb: str):
     return run
 
 
+def ls_by_default(ctx, args) -> None:
+    """``hubgrid folders`` alone: ``hubgrid folders ls`` (its options unset)."""
+    ls(ctx, argparse.Namespace(**{"all": False, "trashed": False, "project": None,
+                                  **vars(args)}))
+
+
 def register(groups, common) -> None:
-    subs = group(groups, "folders", "your storage folders: list, create, upload, download, "
-                 "share, invitations", description=__doc__.split("\n\n", 1)[1])
+    subs = group(groups, "folders", "your storage folders: list (also with no command), "
+                 "create, upload, download, share, invitations", default=ls_by_default,
+                 parents=[common], description=__doc__.split("\n\n", 1)[1])
     p = command(subs, "ls", common, ls, "the folders you see: yours, your projects', shared",
                 aliases=["list"])
     which = p.add_mutually_exclusive_group()
@@ -246,7 +258,8 @@ def register(groups, common) -> None:
     p.add_argument("--host", help="storage host (default: the service's)")
     p.add_argument("--project", help="a project's folder (its domain admins)")
     p.add_argument("--permission", choices=PERMISSIONS,
-                   help="what the project's members may do (project folders)")
+                   help="what the project's members may do (project folders): ro read only, "
+                   "rw read and add, wd also delete")
     p.add_argument("--usage-mode", choices=("general", "data", "model"))
 
     p = command(subs, "mount", common, mount,
@@ -278,7 +291,8 @@ def register(groups, common) -> None:
     p.add_argument("folder", help="name or id")
     p.add_argument("user")
     p.add_argument("--permission", choices=PERMISSIONS, default="ro",
-                   help="ro: read, rw: read and add, wd: also delete (default: %(default)s)")
+                   help="ro: read only, rw: read and add, wd (write-delete): also delete, move, "
+                   "rename, manage the folder (default: %(default)s)")
 
     listing = argparse.ArgumentParser(add_help=False)
     listing.add_argument("--sent", action="store_true", default=argparse.SUPPRESS,

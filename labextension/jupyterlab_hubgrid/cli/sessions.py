@@ -374,8 +374,14 @@ def state_argument(word: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def ls_by_default(ctx, args) -> None:
+    """``hubgrid sessions`` alone: ``hubgrid sessions ls`` (its options unset)."""
+    ls(ctx, argparse.Namespace(**{"all": False, "state": None, "user": None, **vars(args)}))
+
+
 def register(groups, common) -> None:
-    subs = group(groups, "sessions", "your sessions: list, start, stop, logs, dry-run",
+    subs = group(groups, "sessions", "your sessions: list (also with no command), start, "
+                 "stop, logs, dry-run", default=ls_by_default, parents=[common],
                  description=__doc__.split("\n\n", 1)[1])
     p = command(subs, "ls", common, ls, "your running and waiting sessions",
                 aliases=["list"])
