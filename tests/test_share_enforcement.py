@@ -56,7 +56,7 @@ def test_an_admin_mark_lets_it_take_shares_not_enforced(down):
     assert a["state"] == "allocated" and a["node"] == "solo-1"
     # the session's model says so, for its detail view
     assert a["shares"] == {"mode": "", "enforced": False, "reason": DOWN,
-                           "not_enforced_allowed": True, "taken": True}
+                           "not_enforced_allowed": True, "taken": True, "declared": True}
 
 
 def test_the_node_model_says_whether_shares_are_enforced():
@@ -64,12 +64,26 @@ def test_the_node_model_says_whether_shares_are_enforced():
                       share_check=DOWN).share_check == DOWN
     db = DBNode(name="n1", share_check=DOWN, shares_unenforced=False)
     assert inventory.shares_model(db) == {"mode": "", "enforced": False, "reason": DOWN,
-                                          "not_enforced_allowed": False, "taken": False}
+                                          "not_enforced_allowed": False, "taken": False,
+                                          "declared": False}
     db.shares_unenforced = True
     assert inventory.shares_model(db)["taken"] is True
     assert inventory.shares_model(DBNode(name="n2", share_check="", shares_unenforced=False,
                                          sharing_mode="mps")) == {
-        "mode": "mps", "enforced": True, "reason": "", "not_enforced_allowed": False, "taken": True}
+        "mode": "mps", "enforced": True, "reason": "", "not_enforced_allowed": False, "taken": True,
+        "declared": False}
+
+
+def test_gpus_declared_without_a_driver_uuid_are_said_to_be_declared():
+    from quota_service.core.models import Device
+
+    declared = DBNode(name="d", share_check="", shares_unenforced=False, sharing_mode="mps",
+                      devices=[Device(index=0, model="A100", uuid="")])
+    assert inventory.shares_model(declared)["declared"] is True
+    found = DBNode(name="f", share_check="", shares_unenforced=False, sharing_mode="mps",
+                   devices=[Device(index=0, model="A100", uuid="GPU-1"),
+                            Device(index=1, model="A100", uuid="")])
+    assert inventory.shares_model(found)["declared"] is False
 
 
 def test_the_api_takes_the_check_and_the_mark():

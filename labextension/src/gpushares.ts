@@ -4,7 +4,9 @@
  * detail. From a node's (or a session's) `shares` model: `mode` (mps, hami,
  * framework; "" not said), `enforced` (its mode can hold shares now),
  * `reason` (why not), `not_enforced_allowed` (an admin's "shares not
- * enforced" mark), and a share's `memory` (bytes it may use; 0 unknown).
+ * enforced" mark), `declared` (GPUs declared in configuration, none found by
+ * the driver: nothing holds a share there), and a share's `memory` (bytes
+ * it may use; 0 unknown).
  * Sizes exact in binary units (formatBytes).
  */
 
@@ -16,6 +18,7 @@ export interface INodeShares {
   reason?: string;
   not_enforced_allowed?: boolean;
   taken?: boolean;
+  declared?: boolean;
 }
 
 export interface ISharesLine {
@@ -44,6 +47,10 @@ export function sharesLine(shares?: INodeShares | null): ISharesLine | null {
   const mode = shares.mode ?? '';
   const head = modeText(mode);
   const why = shares.reason ? ` (${shares.reason})` : '';
+  if (shares.enforced && shares.declared) {
+    // configured GPUs with no device behind them: shares are counted, nothing enforces them
+    return { mode, state: 'enforced', text: `${head}, declared (no device)` };
+  }
   if (shares.enforced) {
     return { mode, state: 'enforced', text: `${head}, shares enforced` };
   }

@@ -216,11 +216,15 @@ def shares_model(n: Node) -> dict:
     """Whether the node's GPU shares are enforced: ``mode`` (how: mps, hami,
     framework, "" not said), ``enforced`` (its mode can
     hold them now), ``reason`` (why not), ``taken`` (it takes shares: when
-    enforced, or when an admin marked it ``not_enforced_allowed``)."""
+    enforced, or when an admin marked it ``not_enforced_allowed``),
+    ``declared`` (its GPUs are declared in configuration, none found by the
+    driver: no UUID, like Backend.AI's mock accelerator; nothing on the node
+    holds a share to its size)."""
     enforced = not n.share_check
     return {"mode": n.sharing_mode or "", "enforced": enforced, "reason": n.share_check,
             "not_enforced_allowed": n.shares_unenforced,
-            "taken": enforced or n.shares_unenforced}
+            "taken": enforced or n.shares_unenforced,
+            "declared": bool(n.devices) and not any(d.uuid for d in n.devices)}
 
 
 def node_model(n: Node, use: NodeUse) -> dict:

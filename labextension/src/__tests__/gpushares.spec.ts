@@ -16,6 +16,12 @@ describe('sharesLine', () => {
       'GPU sharing: mode not said, shares enforced');
   });
 
+  it('says GPUs declared in configuration (no device) are declared, not enforced', () => {
+    expect(sharesLine({ mode: 'framework', enforced: true, declared: true })).toEqual({
+      mode: 'framework', state: 'enforced', text: 'GPU sharing: framework caps, declared (no device)'
+    });
+  });
+
   it('shows an admin\'s "shares not enforced" mark with the reason', () => {
     expect(sharesLine({
       mode: 'mps', enforced: false, reason: 'MPS daemon not running', not_enforced_allowed: true
