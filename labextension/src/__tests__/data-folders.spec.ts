@@ -2,6 +2,7 @@ import {
   fillFraction,
   folderKind,
   folderTable,
+  PERMISSION_LEGEND,
   foldersText,
   sortRows,
   storageUse,
@@ -120,5 +121,15 @@ describe('how many folders', () => {
     expect(foldersText(1, 5)).toBe('1 of 5 folders');
     expect(foldersText(1, 1)).toBe('1 of 1 folder');
     expect(foldersText(0, 1)).toBe('0 of 1 folder');
+  });
+});
+
+describe('the permission legend', () => {
+  it('says what each of ro, rw and wd allows (the Perm. column header tooltip)', () => {
+    expect(PERMISSION_LEGEND.split('\n')).toEqual([
+      'ro: read only',
+      'rw: read & write (no delete)',
+      'wd: write-delete: read, write, delete, rename & manage the folder'
+    ]);
   });
 });

@@ -9,7 +9,7 @@ import {
 } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
-import { IFolderRow, SortKey, sortRows, useText } from './folders';
+import { IFolderRow, PERMISSION_LEGEND, SortKey, sortRows, useText } from './folders';
 
 export interface IFolderActions {
   open(row: IFolderRow): void;
@@ -20,9 +20,9 @@ export interface IFolderActions {
   share(row: IFolderRow): void;
 }
 
-const COLUMNS: { key: SortKey; label: string }[] = [
+const COLUMNS: { key: SortKey; label: string; title?: string }[] = [
   { key: 'name', label: 'Name' },
-  { key: 'permission', label: 'Perm.' },
+  { key: 'permission', label: 'Perm.', title: `Your permission on the folder:\n${PERMISSION_LEGEND}` },
   { key: 'usage', label: 'Use' }
 ];
 
@@ -97,6 +97,7 @@ export function FolderTable(props: {
           {COLUMNS.map(c => (
             <th
               key={c.key}
+              title={c.title}
               aria-sort={sort.key === c.key ? (sort.asc ? 'ascending' : 'descending') : 'none'}
               onClick={() =>
                 setSort({ key: c.key, asc: sort.key === c.key ? !sort.asc : true })

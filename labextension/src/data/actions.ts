@@ -7,7 +7,7 @@ import { Notification, showErrorMessage } from '@jupyterlab/apputils';
 
 import * as api from './api';
 import { askForm, confirm, IField } from './dialogs';
-import { IFolderRow } from './folders';
+import { IFolderRow, PERMISSION_LABELS } from './folders';
 import { DataModel } from './model';
 import { nameProblem } from './paths';
 import { IInvitation } from './types';
@@ -64,7 +64,7 @@ export async function newFolder(model: DataModel): Promise<void> {
       {
         name: 'permission',
         label: "Members' permission (project folders)",
-        options: ['rw', 'ro', 'wd'].map(v => ({ value: v, label: v }))
+        options: (['rw', 'ro', 'wd'] as const).map(v => ({ value: v, label: `${v}: ${PERMISSION_LABELS[v]}` }))
       }
     );
   }

@@ -20,8 +20,13 @@ const KIND_ORDER: FolderKind[] = ['mine', 'project', 'shared'];
 export const PERMISSION_LABELS: Record<Permission, string> = {
   ro: 'read only',
   rw: 'read & write (no delete)',
-  wd: 'read, write & delete'
+  wd: 'write-delete: read, write, delete, rename & manage the folder'
 };
+
+/** The permission column's legend (its header's tooltip): every code and what it allows. */
+export const PERMISSION_LEGEND = (Object.keys(PERMISSION_LABELS) as Permission[])
+  .map(p => `${p}: ${PERMISSION_LABELS[p]}`)
+  .join('\n');
 
 const ADMIN_ROLES = ['domain-admin', 'superadmin'];
 
