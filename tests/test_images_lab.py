@@ -63,6 +63,27 @@ def test_the_hubgrid_command_is_on_the_session_path(engine):
     assert "usage: hubgrid" in out
 
 
+def test_lab_shows_no_news_or_update_toasts_and_apps_are_not_notebooks(engine):
+    # the toasts would sit over Chat's Send button; Files (HTTP) is no notebook
+    code, out = run(engine, "jupyter lab settings 2>/dev/null; cat "
+                    "/opt/hubgrid/venv/share/jupyter/lab/settings/overrides.json; "
+                    "cat /etc/jupyter/hubgrid-server-proxy.d/files.json")
+    assert code == 0, out
+    assert '"fetchNews": "false"' in out and '"checkForUpdates": false' in out, out
+    assert '"category": "Other"' in out, out
+
+
+def test_the_image_configs_turn_the_toasts_off_and_file_apps_under_other():
+    overrides = json.loads((REPO / "images/base/lab-overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"] == {
+        "checkForUpdates": False, "fetchNews": "false"}
+    apps = [*REPO.glob("images/*/server-proxy/*.json")]
+    assert len(apps) >= 2
+    for app in apps:
+        entry = json.loads(app.read_text())["launcher_entry"]
+        assert entry["category"] == "Other", app
+
+
 def test_lab_lists_the_extension_enabled(engine):
     code, out = run(engine, "jupyter labextension list 2>&1")
     assert code == 0, out
