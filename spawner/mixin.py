@@ -516,13 +516,18 @@ class HubgridSpawnerMixin(BatchGoMixin, Configurable):
             await self._release(self.RELEASE_STOPPED)
 
     async def poll(self):
+        status = await super().poll()  # (finds a container by its name: stop() removes it)
         if self.server is not None and not self.allocation_id and not self._spawn_pending \
                 and not self._stopping:
             # a start the hub never saw finish (it was killed meanwhile): no
-            # allocation or address is known, so the hub stops it at once (the
+            # allocation or address is known, so it is not kept; the hub calls
+            # no stop() for what poll() says ended, so it is removed here (the
             # service releases an allocation no server holds)
-            return "its start did not finish before the hub restarted"
-        status = await super().poll()
+            if status is None:
+                await super().stop(now=True)
+            else:
+                await self.discard_session()
+            return status or "its start did not finish before the hub restarted"
         if self.allocation_id and not self._stopping:  # stop() releases its own
             if status is None:
                 await self.push_log()
