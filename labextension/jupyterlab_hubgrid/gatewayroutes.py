@@ -28,7 +28,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from .routes import ForwardHandler, HubgridLab, forwarded_query, upstream_path
+from .routes import ForwardHandler, HubgridLab, forwarded_query, owner_only, upstream_path
 
 #: where the forwarder answers, under the server's base_url
 PREFIX = "hubgrid/gateway/"
@@ -85,10 +85,7 @@ class GatewayInfoHandler(APIHandler):
 
     @web.authenticated
     def get(self):
-        owner, name = self.hubgrid.owner, self.current_user.username
-        if owner and name != owner:
-            raise web.HTTPError(403, f"hubgrid: only {owner}, who owns this server, may use "
-                                     f"hubgrid from it (you are {name})")
+        owner_only(self.hubgrid, self.current_user.username)
         self.finish(gateway_info(self.hubgrid.gateway_url, os.environ))
 
 

@@ -299,6 +299,14 @@ def local_location(location: str, api_url: str, local_prefix: str) -> str | None
     return local_prefix + path[len(api_path):]
 
 
+def owner_only(config: HubgridLab, name: str) -> None:
+    """A 403 for anybody but the server's owner (a visitor the hub let in)."""
+    owner = config.owner
+    if owner and name != owner:
+        raise web.HTTPError(403, f"hubgrid: only {owner}, who owns this server, may use "
+                                 f"hubgrid from it (you are {name})")
+
+
 @web.stream_request_body
 class ForwardHandler(RefusalDrain, APIHandler):
     """Forward one call under ``hubgrid/api/`` to the hubgrid API. A refusal
@@ -337,12 +345,7 @@ class ForwardHandler(RefusalDrain, APIHandler):
         super().on_connection_close()
 
     def check_owner(self) -> None:
-        owner = self.hubgrid.owner
-        name = self.current_user.username
-        if owner and name != owner:
-            raise web.HTTPError(
-                403, f"hubgrid: only {owner}, who owns this server, may use hubgrid from it "
-                     f"(you are {name})")
+        owner_only(self.hubgrid, self.current_user.username)
 
     def upstream(self, path: str) -> str:
         cfg = self.hubgrid

@@ -16,7 +16,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
-from .routes import HubgridLab
+from .routes import HubgridLab, owner_only
 
 INFO = "hubgrid/this-session"
 
@@ -34,10 +34,7 @@ class SessionInfoHandler(APIHandler):
 
     @web.authenticated
     def get(self):
-        owner, name = self.hubgrid.owner, self.current_user.username
-        if owner and name != owner:
-            raise web.HTTPError(403, f"hubgrid: only {owner}, who owns this server, may use "
-                                     f"hubgrid from it (you are {name})")
+        owner_only(self.hubgrid, self.current_user.username)
         self.finish(session_info(os.environ))
 
 
