@@ -443,6 +443,12 @@ CASES = [
      expect(404, alice=200, ada=200, admin=200)),
     ("allocation-usage", "GET", "allocations/{allocation}/usage", None, alice_allocation,
      expect(404, alice=200, ada=200, admin=200)),
+    # folders mounted into a running session: whoever sees it reads them; its
+    # owner alone mounts one (this session's spawner never said it can: 409)
+    ("allocation-mounts", "GET", "allocations/{allocation}/mounts", None, alice_allocation,
+     expect(404, alice=200, ada=200, admin=200)),
+    ("mount-now", "POST", "allocations/{allocation}/mounts", {"folder": "data"},
+     alice_allocation, expect(404, alice=409, ada=403, admin=403)),
     # idle reclamation: a session's own report and "keep it" are its owner's only
     ("report-activity", "POST", "allocations/{allocation}/activity",
      {"kernels": 1, "busy_kernels": 1}, alice_allocation,
@@ -603,6 +609,10 @@ CASES = [
      alice_allocation, expect(401)),
     ("internal-append-log", "POST", "internal/allocations/{allocation}/logs", None,
      alice_allocation, expect(401)),
+    ("internal-allocation-mounts", "GET", "internal/allocations/{allocation}/mounts", None,
+     alice_allocation, expect(401)),
+    ("internal-live-mounts-on", "PUT", "internal/allocations/{allocation}/mounts",
+     {"live_mounts": True}, alice_allocation, expect(401)),
     # the serving gateway's: its route table (tokens' hashes) and its reports
     ("internal-serving-routes", "GET", "internal/serving/routes", None, nothing, expect(401)),
     ("internal-serving-report", "POST", "internal/serving/report",
