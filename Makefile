@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 PYTEST_ARGS ?=
 
-.PHONY: install run test images
+.PHONY: install run test test-fast images
 
 install:
 	bash scripts/install.sh
@@ -34,3 +34,9 @@ test:
 	export HUBGRID_TEST_POSTGRES_URL HUBGRID_TEST_DOCKER_HOSTS HUBGRID_TEST_DOCKER_IMAGE HUBGRID_TEST_SLURM_PARTITION; \
 	(cd labextension && npm test); \
 	PATH="$(CURDIR)/node_modules/.bin:$$PATH" bash scripts/pytest-both.sh $(PYTEST_ARGS)
+
+# The developer's quick loop: the tests without real parts (pure rules, the
+# service's app, SQLite; no hub, engine, Slurm or browser, and PostgreSQL's
+# half skipped unless HUBGRID_TEST_POSTGRES_URL is set). CI runs everything.
+test-fast:
+	.venv/bin/python -m pytest -q -m "not real" -p no:cacheprovider $(PYTEST_ARGS)
