@@ -203,4 +203,17 @@ else
     printf '%s\n' "$lab_hash" > "$LAB_STAMP"
 fi
 
+# ---------------------------------------------------------------- import cost
+# After the last pip install (which would bring them back): without
+# rfc3987-syntax and lark, as in the session images (images/base/Dockerfile).
+# jsonschema[format-nongpl] (through jupyter_events) imports rfc3987_syntax,
+# which compiles its Lark grammars at import: 1.4-1.6 CPU seconds in every
+# hub, every local Jupyter server and every process that imports jsonschema,
+# for the "iri" formats, which no JupyterHub or Jupyter schema uses (jsonschema
+# leaves them unchecked without it; tests/test_import_cost.py).
+if "$VENV/bin/python" -m pip show --quiet rfc3987-syntax >/dev/null 2>&1; then
+    log "removing rfc3987-syntax and lark from .venv (import cost)"
+    "$VENV/bin/python" -m pip uninstall --yes --quiet rfc3987-syntax lark
+fi
+
 log "done"
