@@ -26,20 +26,18 @@ from urllib.parse import urlparse
 import docker
 from dockerspawner import DockerSpawner
 from jupyterhub.spawner import SpawnException
-from jupyterhub.utils import fmt_ip_url, random_port
-from traitlets import Bool, Enum, Float, Integer, TraitError, Unicode, default, validate
+from jupyterhub.utils import random_port
+from traitlets import Bool, Enum, Integer, TraitError, Unicode, default, validate
 
 from .builders import SessionSpec, container_config, vfolder_mounts
-from .gpuenv import allocation_gpus
-from .inference import InferenceDockerMixin
-from . import readiness
 from .dockerlive import LiveMountsMixin
 from .dockernet import SessionNetworkMixin
+from .dockerpool import SandboxPoolMixin
+from .dockerready import ContainerReadinessMixin
+from .gpuenv import allocation_gpus
+from .inference import InferenceDockerMixin
 from .isolation import SERVER_PORT, SessionNetwork, check_root, engine_is_local
 from .mixin import HubgridSpawnerMixin
-from .sockpin import PinError
-from .sandboxes import SANDBOXES, PoolKey, joined_mode, loop_running
-
 
 def session_host(docker_url: str) -> str:
     """Where a session of the engine at ``docker_url`` is reached: the
@@ -51,7 +49,8 @@ def session_host(docker_url: str) -> str:
 
 
 class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetworkMixin,
-                           HubgridSpawnerMixin, DockerSpawner):
+                           SandboxPoolMixin, ContainerReadinessMixin, HubgridSpawnerMixin,
+                           DockerSpawner):
     """Sessions in Docker containers on the node the hubgrid service chose."""
 
     default_docker_url = Unicode(
@@ -87,18 +86,6 @@ class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetwork
 
     session_uid = Integer(1000, help="User id the session runs as (never root).").tag(config=True)
 
-    ready_poll_interval = Float(
-        0.1,
-        help="""How often start() asks the started server whether it answers
-        (seconds): start() returns once it does, so the hub's first check finds
-        it (the hub's own checks come at random times up to 5 s apart, about
-        1.5 s late on average). It waits at most ``http_timeout`` (then the
-        start fails, as the hub's check would) and within ``start_timeout``;
-        a container that exits first fails the start at once. 0: start()
-        returns as soon as the container runs; an isolated session's is
-        still waited for (every 0.1 s), since the hub reaches its server only
-        once the spawner has pinned its socket (docs/sessions.md).""",
-    ).tag(config=True)
     session_gid = Integer(100, help="Group id the session runs as.").tag(config=True)
 
     isolated = Bool(
@@ -140,23 +127,6 @@ class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetwork
         network is refused. The node's own services must not listen on that
         bridge's address (docs/sessions.md). Empty: no egress.""",
     ).tag(config=True)
-
-    sandbox_pool_size = Integer(
-        8,
-        help="""Idle network sandboxes kept per local engine and session image
-        for isolated sessions: containers that only sleep in a namespace of
-        their own (``none``, or ``egress_network``). A session joins one
-        instead of waiting for Docker to set up its namespace; each serves
-        one session and goes with it; the pool fills again in the background
-        when no start is under way. Costs that many idle containers (16 MiB
-        limit each) per engine and image. 0: no pool (docs/sessions.md).""",
-    ).tag(config=True)
-
-    @validate("sandbox_pool_size")
-    def _check_pool_size(self, proposal):
-        if proposal.value < 0:
-            raise TraitError(f"sandbox_pool_size {proposal.value}: 0 (off) or more")
-        return proposal.value
 
     @validate("session_socket_root")
     def _check_socket_root(self, proposal):
@@ -299,70 +269,6 @@ class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetwork
             await self._drop_sandbox()  # no session container joined it
             raise
 
-    # -- the warm pool of network sandboxes (spawner/sandboxes.py) -----------
-
-    #: the holder whose network namespace the session joined ("" for none)
-    _sandbox = ""
-    #: set while a start retries without the pool (its holder failed)
-    _skip_pool = False
-
-    def _pool_key(self, mode: str) -> PoolKey:
-        return PoolKey(self.docker_url or self.default_docker_url, self.image, mode)
-
-    def _fill_pool(self, key: PoolKey) -> None:
-        SANDBOXES.fill(key, self._client_for(key.engine), self.sandbox_pool_size,
-                       self.hub.api_url if self.hub else "", self.session_uid, self.session_gid)
-
-    def _take_sandbox(self, mode: str) -> str:
-        """The network mode of the session: a holder's namespace from the
-        pool, or ``mode`` (a namespace of its own) when the pool is empty."""
-        if self.sandbox_pool_size <= 0 or self._skip_pool:
-            return mode
-        key = self._pool_key(mode)
-        self._count_start(+1)
-        self._sandbox = SANDBOXES.take(key) or ""
-        self._fill_pool(key)
-        return joined_mode(self._sandbox) if self._sandbox else mode
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # the hub makes a user's spawner at login: the pool of the default
-        # engine, image and network begins to fill before the first start
-        if self.isolated and self.sandbox_pool_size > 0 and not self.egress_network \
-                and self.hub is not None and loop_running():
-            self._fill_pool(PoolKey(self.default_docker_url, self.image, "none"))
-
-    _counted = False
-
-    def _count_start(self, delta: int) -> None:  # for the pool's fill: +1, then -1 once
-        if self._counted != (delta > 0):
-            self._counted = delta > 0
-            SANDBOXES.starting(self.docker_url or self.default_docker_url, delta)
-
-    async def _drop_sandbox(self) -> None:
-        """The session's container is gone: its holder goes too (never reused)."""
-        holder, self._sandbox = self._sandbox, ""
-        if holder:
-            await SANDBOXES.remove(self.client, holder)
-
-    async def _start_without_sandbox(self, error) -> None:
-        """Its holder could not be joined (stopped with its engine, removed): the
-        idle ones of that pool go, and the session starts in a namespace of its own."""
-        self.log.warning("%s: could not join network sandbox %s (%s); starting without",
-                         self._log_name, self._sandbox[:12], getattr(error, "explanation", error))
-        key = self._pool_key(self.egress_network or "none")
-        for holder in SANDBOXES.forget(key):
-            await SANDBOXES.remove(self.client, holder)
-        self._fill_pool(key)
-        await self.docker("remove_container", self.object_id, force=True)
-        await self._drop_sandbox()
-        self._skip_pool = True
-        try:
-            self.object_id = (await self.create_object())["Id"]
-        finally:
-            self._skip_pool = False
-        await super().start_object()
-
     def get_args(self):
         args = super().get_args()
         return args + self._net.server_args() if self._net else args
@@ -398,8 +304,6 @@ class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetwork
             await self._drop_sandbox()
         return status
 
-    _start_began = 0.0
-
     async def start_object(self):
         try:
             try:
@@ -412,68 +316,12 @@ class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetwork
         finally:
             self._count_start(-1)
 
-    async def _until_answering(self):
-        """Return once the server answers (ready_poll_interval); an isolated
-        session's only once its socket is pinned, whatever the interval (the
-        hub and the proxy reach it nowhere else)."""
-        interval = self.ready_poll_interval
-        if self._net is None and (interval <= 0 or self.internal_ssl or self.server is None):
-            return
-        budget_left = self.start_timeout - (time.monotonic() - self._start_began) - 1
-        window = min(self.http_timeout, budget_left)
-        origin = self._net.server_url if self._net else f"http://{fmt_ip_url(self.ip)}:{self.port}"
-        url = f"{origin}{self.server.base_url if self.server else '/'}api"
-        try:
-            up = await readiness.until_answering(url, interval=interval if interval > 0 else 0.1,
-                                                 timeout=max(window, 0),
-                                                 exit_code=self._exit_code_while_starting,
-                                                 ready=self._pin_server if self._net else None)
-        except readiness.ServerExited as e:
-            raise SpawnException(f"the session's server exited with code {e.code} before "
-                                 "it answered", reason="backend", status_code=500) from None
-        except PinError as e:
-            raise SpawnException(f"not started: {e}", reason="backend", status_code=500) from None
-        if not up and window >= self.http_timeout:
-            raise SpawnException(f"the session's server did not answer within "
-                                 f"{self.http_timeout:g} s (http_timeout)", reason="timeout",
-                                 status_code=500)
-        # else the start budget is nearly spent: the hub's own checks go on
-
     async def check_allowed(self, image):
         # the service's image registry admitted the image with the session
         return self.image
 
     async def get_ip_and_port(self):
         return self.ip, self.port
-
-    async def session_log(self, offset: int) -> bytes:
-        if not self.object_id:
-            return b""
-        try:
-            data = await self.docker("logs", self.object_id, stdout=True, stderr=True)
-        except docker.errors.NotFound:
-            return b""
-        return data[offset:]
-
-    async def _exit_code_while_starting(self) -> int | None:
-        """session_exit_code (one inspect), and a container removed while its server
-        starts (``docker rm -f`` by someone else) fails the start at once,
-        not after http_timeout as a server that did not answer."""
-        try:
-            state = (await self.docker("inspect_container", self.object_id))["State"]
-        except docker.errors.NotFound:
-            raise SpawnException("the session's container was removed before its server "
-                                 "answered", reason="backend", status_code=500) from None
-        return None if state["Running"] else int(state["ExitCode"])
-
-    async def session_exit_code(self) -> int | None:
-        if not self.object_id:
-            return None
-        try:
-            state = (await self.docker("inspect_container", self.object_id))["State"]
-        except docker.errors.NotFound:
-            return None
-        return None if state["Running"] else int(state["ExitCode"])
 
     #: where a batch session waits for the hub's go (inside the container)
     BATCH_GO_FILE = "/tmp/hubgrid-batch-go"
