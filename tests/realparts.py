@@ -12,7 +12,9 @@ shared hubs and engines, as in a run of the whole suite.
 
 A test runs real parts when its module, or the module of any fixture it
 uses, imports one of the fixture modules that start them, or starts one
-itself (``REAL_SOURCE``). Erring on the side of "real" costs only time.
+itself (``REAL_SOURCE``), or imports another test module that does
+(``TEST_IMPORT``: a module that borrows a pure module's worlds stays pure).
+Erring on the side of "real" costs only time.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import sys
 REAL_SOURCE = re.compile(
     r"\b(?:hub_fixtures|docker_fixtures|slurm_fixtures|serving_fixtures|ui_fixtures|"
     r"lab_fixtures|session_fixtures|launch_hub|hubproc|playwright|haproxy|HAPROXY|"
-    r"sbatch|subprocess|DockerClient|docker\.from_env|create_subprocess_exec)\b"
-    r"|^from test_\w+ import|^import test_\w+", re.MULTILINE)
+    r"sbatch|subprocess|DockerClient|docker\.from_env|create_subprocess_exec)\b",
+    re.MULTILINE)
+#: another test module this one imports (its fixtures, worlds or helpers)
+TEST_IMPORT = re.compile(r"^(?:from (test_\w+) import|import (test_\w+))", re.MULTILINE)
 #: modules whose fixtures are judged one by one (conftest.py imports the
 #: real fixture modules' session fixtures, but its own are databases only)
 JUDGED_BY_FIXTURE = ("conftest",)
@@ -34,15 +38,25 @@ JUDGED_BY_FIXTURE = ("conftest",)
 
 @functools.lru_cache(maxsize=None)
 def module_is_real(name: str) -> bool:
+    return _is_real(name, frozenset())
+
+
+def _is_real(name: str, seen: frozenset[str]) -> bool:
     module = sys.modules.get(name)
     path = getattr(module, "__file__", None)
     if not path or not path.endswith(".py"):
-        return False
+        # a test module not imported yet is judged when it is: till then real
+        return name.startswith("test_")
     try:
         with open(path, encoding="utf-8") as f:
-            return REAL_SOURCE.search(f.read()) is not None
+            source = f.read()
     except OSError:
         return True
+    if REAL_SOURCE.search(source):
+        return True
+    seen = seen | {name}
+    return any(_is_real(other, seen) for m in TEST_IMPORT.finditer(source)
+               for other in m.groups() if other and other not in seen)
 
 
 def uses_real_parts(item) -> bool:
