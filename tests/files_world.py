@@ -19,7 +19,8 @@ from service_app import served  # noqa: F401
 from vfolder_world import Folders, add_extra_users
 
 from quota_service.storage import files as vfiles
-from quota_service.core.models import User, VFolderShare
+from quota_service.core.foldermodels import VFolderShare
+from quota_service.core.models import User
 
 SECRET = b"outside the folder"
 

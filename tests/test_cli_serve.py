@@ -21,7 +21,7 @@ import re
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import Endpoint, EndpointToken
+from quota_service.core.servingmodels import Endpoint, EndpointToken
 from service_app import served  # noqa: F401
 from test_cli import Hubgrid, one_line_error, write_log
 from test_endpoints import IMAGE, INFERENCE_LABEL, env  # noqa: F401

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from quota_service.core.models import Endpoint
+from quota_service.core.servingmodels import Endpoint
 from service_app import served  # noqa: F401
 from test_cli import Hubgrid, one_line_error
 from test_model_store import env  # noqa: F401

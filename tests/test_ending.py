@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from quota_service.core import db
 from quota_service.core.errors import Conflict, Hidden, NotFound
-from quota_service.core.models import Allocation, AuditEntry, UsageInterval
+from quota_service.core.models import Allocation, AuditEntry
+from quota_service.core.usagemodels import UsageInterval
 from quota_service.scheduling import ending, sessionaudit
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import (AuditEntry, Endpoint, EndpointToken, Project,
-                                       ResourcePolicy)
+from quota_service.core.models import AuditEntry, Project, ResourcePolicy
+from quota_service.core.servingmodels import Endpoint, EndpointToken
 from quota_service.serving import endpoints as manager
 from quota_service.serving import fit, tokens
 from service_app import served  # noqa: F401

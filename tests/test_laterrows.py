@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from quota_service.core import laterrows
-from quota_service.core.models import AuditEntry, UsageInterval
+from quota_service.core.models import AuditEntry
+from quota_service.core.usagemodels import UsageInterval
 from quota_service.scheduling import sessionaudit
 from test_batch_carry import states, unlimited
 from test_ledger_batched import batched, group_commit, works

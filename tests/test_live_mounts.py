@@ -13,7 +13,8 @@ import sqlalchemy as sa
 
 from ledger_world import Cluster
 from quota_service.core.errors import Conflict, Invalid
-from quota_service.core.models import Allocation, AuditEntry, VFolder
+from quota_service.core.foldermodels import VFolder
+from quota_service.core.models import Allocation, AuditEntry
 from quota_service.storage import livemounts
 from quota_service.storage.mounts import Candidate
 from service_app import served  # noqa: F401

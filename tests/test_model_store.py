@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import AuditEntry, Endpoint, ResourcePolicy, VFolder
+from quota_service.core.foldermodels import VFolder
+from quota_service.core.models import AuditEntry, ResourcePolicy
+from quota_service.core.servingmodels import Endpoint
 from quota_service.core.storemodels import StoreDeployment, StoreModel
 from quota_service.serving import modeldef, store, storecard
 from service_app import served  # noqa: F401

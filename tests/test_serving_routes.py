@@ -11,7 +11,8 @@ import hashlib
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import Allocation, Endpoint, EndpointToken, Project, User
+from quota_service.core.models import Allocation, Project, User
+from quota_service.core.servingmodels import Endpoint, EndpointToken
 from quota_service.serving import health, routes
 from service_app import served  # noqa: F401
 from test_endpoints import CHAT, IMAGE, env  # noqa: F401

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from ledger_world import Cluster
 from quota_service.core import db
-from quota_service.core.models import Allocation, Domain, Project, ResourceGroup, UsageInterval, User
+from quota_service.core.models import Allocation, Domain, Project, ResourceGroup, User
+from quota_service.core.usagemodels import UsageInterval
 from quota_service.operations import usage, usage_query
 
 UTC = dt.timezone.utc

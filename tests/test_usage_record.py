@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from ledger_world import T0
 from quota_service.core import db
-from quota_service.core.models import UsageInterval
+from quota_service.core.usagemodels import UsageInterval
 from quota_service.operations import usage_store
 
 HOUR = dt.timedelta(hours=1)

@@ -16,7 +16,8 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import Allocation, AuditEntry, VFolder
+from quota_service.core.foldermodels import VFolder
+from quota_service.core.models import Allocation, AuditEntry
 from service_app import served  # noqa: F401
 from vfolder_world import Folders, add_extra_users
 

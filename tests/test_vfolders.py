@@ -9,7 +9,7 @@ import pytest
 
 from quota_service.storage import hosts as storage, folders as vfolders
 from quota_service.core.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from quota_service.core.models import VFolderInvitation, VFolderShare
+from quota_service.core.foldermodels import VFolderInvitation, VFolderShare
 from vfolder_world import INVITEES, folders  # noqa: F401
 
 # --------------------------------------------------------------- access

@@ -22,7 +22,8 @@ import sqlalchemy as sa
 
 from quota_service.storage import hosts as storage, folders as vfolders, shares as vshares
 from quota_service.tenancy import accounts as manager
-from quota_service.core.models import Domain, Project, ResourcePolicy, User, VFolder
+from quota_service.core.foldermodels import VFolder
+from quota_service.core.models import Domain, Project, ResourcePolicy, User
 from quota_service.core.schemas import InvitationCreate, UserCreate, VFolderCreate
 
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)

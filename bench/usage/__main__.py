@@ -37,9 +37,8 @@ from sqlalchemy.pool import NullPool
 
 from quota_service.core import db
 from quota_service.core.authz import Principal
-from quota_service.core.models import (
-    Allocation, Domain, Project, ResourceGroup, Role, UsageInterval, User,
-)
+from quota_service.core.models import Allocation, Domain, Project, ResourceGroup, Role, User
+from quota_service.core.usagemodels import UsageInterval
 from quota_service.operations import usage_query
 
 UTC = dt.timezone.utc

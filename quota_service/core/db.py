@@ -12,9 +12,12 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-# every table is on models.Base; the Model Store's and the chats' are defined apart
+# every table is on models.Base; those of one concern each are defined apart
 from . import chatmodels  # noqa: F401
+from . import foldermodels  # noqa: F401
+from . import servingmodels  # noqa: F401
 from . import storemodels  # noqa: F401
+from . import usagemodels  # noqa: F401
 
 
 IMMEDIATE_OPTION = "hubgrid_sqlite_immediate"

@@ -1,8 +1,13 @@
 """The service database: the single owner of tenancy facts.
 
+This module holds ``Base`` and the tables the tenancy, the inventory and
+the ledger share; the tables of one concern each are defined apart on the
+same ``Base``: storage folders (``foldermodels``), the usage record
+(``usagemodels``), model serving (``servingmodels``), the Model Store
+(``storemodels``), chats (``chatmodels``). ``core/db.py`` imports them all.
 Every table is created by an Alembic migration (quota_service/migrations);
-``tests/test_migrations.py`` checks that this module and the migrated schema
-agree. Resource amounts are stored as maps of slot name to a decimal string,
+``tests/test_migrations.py`` checks that these modules and the migrated
+schema agree. Resource amounts are stored as maps of slot name to a decimal string,
 so no float ever touches them.
 """
 
@@ -445,156 +450,3 @@ class Image(Base):
     source: Mapped[str] = mapped_column(String(8))  # scan | api
     created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-
-
-# --- virtual folders ----------------------------------------------
-
-
-class VFolder(Base):
-    """A storage folder owned by a user or by a project. Its files live in
-    ``<host path>/<id>``; purging deletes the row and the directory."""
-
-    __tablename__ = "vfolders"
-    __table_args__ = (
-        CheckConstraint("(owner_user_id IS NULL) <> (owner_project_id IS NULL)",
-                        name="ck_vfolders_one_owner"),
-        # NULLs never collide: each constraint binds the folders of one kind of owner
-        UniqueConstraint("owner_user_id", "name", name="uq_vfolders_user_name"),
-        UniqueConstraint("owner_project_id", "name", name="uq_vfolders_project_name"),
-    )
-
-    #: uuid4 hex
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    name: Mapped[str] = mapped_column(String(64))
-    host: Mapped[str] = mapped_column(String(64))
-    owner_user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="RESTRICT"), nullable=True, index=True
-    )
-    owner_project_id: Mapped[int | None] = mapped_column(
-        ForeignKey("projects.id", ondelete="RESTRICT"), nullable=True, index=True
-    )
-    usage_mode: Mapped[str] = mapped_column(String(16), default="general")  # general | data | model
-    #: what members get of a project folder: ro | rw | wd (None for user folders)
-    project_permission: Mapped[str | None] = mapped_column(String(2), nullable=True)
-    status: Mapped[str] = mapped_column(String(16), default="active")  # active | trashed
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    trashed_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-    #: cached usage in bytes, measured by a scan and kept right by the files API
-    usage_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
-    usage_measured_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)
-
-
-class VFolderInvitation(Base):
-    """An invitation to share a user's folder with another user of its domain."""
-
-    __tablename__ = "vfolder_invitations"
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    folder_id: Mapped[str] = mapped_column(
-        ForeignKey("vfolders.id", ondelete="CASCADE"), index=True
-    )
-    inviter_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    invitee_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    permission: Mapped[str] = mapped_column(String(2))  # ro | rw | wd
-    state: Mapped[str] = mapped_column(String(16), default="pending")  # pending | accepted | rejected | canceled
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    updated_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-
-
-class VFolderShare(Base):
-    """A user's access to a folder shared with them (an accepted invitation)."""
-
-    __tablename__ = "vfolder_shares"
-    __table_args__ = (UniqueConstraint("folder_id", "user_id", name="uq_vfolder_shares"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    folder_id: Mapped[str] = mapped_column(
-        ForeignKey("vfolders.id", ondelete="CASCADE"), index=True
-    )
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
-    permission: Mapped[str] = mapped_column(String(2))
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-
-
-# --- usage accounting --------------------------------------------
-
-
-class UsageInterval(Base):
-    """The append-only usage record: one immutable row per session that ran,
-    written when it ends (``ledger.release_allocation``): who held what, from
-    when to when. Sessions still running are counted from the ledger."""
-
-    __tablename__ = "usage_intervals"
-    __table_args__ = (
-        CheckConstraint("ended_at >= started_at", name="ck_usage_intervals_order"),
-        Index("ix_usage_intervals_ended_started", "ended_at", "started_at"),
-        Index("ix_usage_intervals_domain_ended", "domain_id", "ended_at"),
-        Index("ix_usage_intervals_user_ended", "user_id", "ended_at"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    #: the allocation it records (no foreign key: the record outlives the ledger)
-    allocation_id: Mapped[str] = mapped_column(String(36), unique=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="RESTRICT"))
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="RESTRICT"))
-    domain_id: Mapped[int] = mapped_column(ForeignKey("domains.id", ondelete="RESTRICT"))
-    resource_group_id: Mapped[int] = mapped_column(
-        ForeignKey("resource_groups.id", ondelete="RESTRICT"))
-    session_type: Mapped[str] = mapped_column(String(16))
-    #: the slots it held, slot name to decimal string (as ``Allocation.slots``)
-    slots: Mapped[dict] = mapped_column(JSON, default=dict)
-    #: the GPUs it held: [{"index": 0, "share": "0.5"}, ...]
-    gpus: Mapped[list] = mapped_column(JSON, default=list)
-    started_at: Mapped[dt.datetime] = mapped_column()
-    ended_at: Mapped[dt.datetime] = mapped_column()
-
-
-# --- model serving -----------------------------------------------
-
-
-class Endpoint(Base):
-    """A project's model served by replicas (``inference`` allocations) of an image."""
-
-    __tablename__ = "endpoints"
-    __table_args__ = (
-        UniqueConstraint("project_id", "name", name="uq_endpoints_project_name"),
-        CheckConstraint("state IN ('provisioning', 'running', 'degraded', 'terminating', "
-                        "'failed')", name="ck_endpoints_state"),
-    )
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4 hex
-    name: Mapped[str] = mapped_column(String(64))
-    project_id: Mapped[int] = mapped_column(
-        ForeignKey("projects.id", ondelete="RESTRICT"), index=True)
-    resource_group_id: Mapped[int] = mapped_column(
-        ForeignKey("resource_groups.id", ondelete="RESTRICT"))
-    image: Mapped[str] = mapped_column(String(384))
-    #: the model folder's id (no foreign key: a purged folder leaves the endpoint failed)
-    model_folder: Mapped[str] = mapped_column(String(32))
-    #: one replica's slots, slot name to decimal string
-    slots: Mapped[dict] = mapped_column(JSON, default=dict)
-    replicas: Mapped[int] = mapped_column(Integer, default=1)
-    public: Mapped[bool] = mapped_column(Boolean, default=False)
-    state: Mapped[str] = mapped_column(String(16), default="provisioning")
-    state_reason: Mapped[str] = mapped_column(Text, default="")
-    created_by: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    desired_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)  # serving/replicas.py
-    autoscaling: Mapped[list | None] = mapped_column(JSON, nullable=True)  # its rules
-    scaling_events: Mapped[list | None] = mapped_column(JSON, nullable=True)  # serving/scaling
-
-
-class EndpointToken(Base):
-    """A bearer token of one endpoint: only its SHA-256 is kept."""
-
-    __tablename__ = "endpoint_tokens"
-
-    #: uuid4 hex (what revoking names; not the secret)
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    endpoint_id: Mapped[str] = mapped_column(
-        ForeignKey("endpoints.id", ondelete="CASCADE"), index=True)
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    created_by: Mapped[str] = mapped_column(String(255))
-    created_at: Mapped[dt.datetime] = mapped_column(default=utcnow)
-    expires_at: Mapped[dt.datetime] = mapped_column()
-    revoked_at: Mapped[dt.datetime | None] = mapped_column(nullable=True)

@@ -4,7 +4,10 @@ from alembic import context
 
 from quota_service.core.models import Base
 from quota_service.core import chatmodels  # noqa: F401 - its tables are on Base
+from quota_service.core import foldermodels  # noqa: F401 - its tables are on Base
+from quota_service.core import servingmodels  # noqa: F401 - its tables are on Base
 from quota_service.core import storemodels  # noqa: F401 - its tables are on Base
+from quota_service.core import usagemodels  # noqa: F401 - its tables are on Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -18,8 +18,9 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from ..core import laterrows
-from ..core.models import Allocation, Domain, Project, ResourceGroup, UsageInterval, User
+from ..core.models import Allocation, Domain, Project, ResourceGroup, User
 from ..core.orm import aware
+from ..core.usagemodels import UsageInterval
 from .usage import Interval
 
 

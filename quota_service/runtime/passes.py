@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..core import db
 from ..core import sharecheck
-from ..core.models import Node, VFolder
+from ..core.foldermodels import VFolder
+from ..core.models import Node
 from ..scheduling import ledger
 from ..scheduling.waiters import Presence
 from ..sessions import dockerevents, dockerscan, registry

@@ -23,8 +23,9 @@ from ..core.authz import Principal
 from ..core.chatmodels import Chat, ChatMessage
 from ..core.chatschemas import MAX_CHATS, MAX_MESSAGES
 from ..core.errors import Conflict, Hidden, Invalid
-from ..core.models import Endpoint, User
+from ..core.models import User
 from ..core.orm import iso
+from ..core.servingmodels import Endpoint
 
 CHAT_ID_LENGTH = 32
 DEFAULT_TITLE = "New chat"

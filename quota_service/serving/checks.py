@@ -25,7 +25,8 @@ from ..core import authz
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Hidden
-from ..core.models import Allocation, Domain, Endpoint, Project, ResourceGroup, User
+from ..core.models import Allocation, Domain, Project, ResourceGroup, User
+from ..core.servingmodels import Endpoint
 from ..scheduling import admission, groupview, holdings, ledger
 from ..sessions import registry
 from ..storage import folders

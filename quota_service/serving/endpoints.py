@@ -21,9 +21,10 @@ from ..core import authz
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden, Invalid, NotFound
-from ..core.models import (Allocation, Domain, Endpoint, EndpointToken, Node, Project,
-                           ResourceGroup, VFolder)
+from ..core.foldermodels import VFolder
+from ..core.models import Allocation, Domain, Node, Project, ResourceGroup
 from ..core.orm import aware, flush, iso
+from ..core.servingmodels import Endpoint, EndpointToken
 from ..core.storemodels import StoreDeployment
 
 ENDPOINT_ID_LENGTH = 32

@@ -26,7 +26,8 @@ from . import checks, modeldef, store
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Invalid
-from ..core.models import Endpoint, Image, Project, ResourceGroup
+from ..core.models import Image, Project, ResourceGroup
+from ..core.servingmodels import Endpoint
 
 
 #: the most the pre-start actions may be, as JSON (they reach the replica in

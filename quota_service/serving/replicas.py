@@ -48,8 +48,9 @@ from tornado.httpclient import HTTPClientError
 
 from . import replicaplan
 from ..core import db
-from ..core.models import Allocation, Endpoint, EndpointToken, Project, ResourceGroup
+from ..core.models import Allocation, Project, ResourceGroup
 from ..core.orm import aware
+from ..core.servingmodels import Endpoint, EndpointToken
 
 #: the release reason of a spawn that failed (the spawner adds ": <why>")
 START_FAILED = "the server failed to start"

@@ -35,7 +35,8 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ..core.models import Allocation, Endpoint, EndpointToken, Project, User
+from ..core.models import Allocation, Project, User
+from ..core.servingmodels import Endpoint, EndpointToken
 from ..core import urlpaths
 from ..core.orm import aware, iso
 from . import scaling

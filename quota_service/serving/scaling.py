@@ -34,8 +34,9 @@ from .autoscale import Rule, RuleError
 from . import checks, fit
 from ..core import slots as slotlib
 from ..core.errors import Conflict, Hidden, Invalid
-from ..core.models import Endpoint, Project, User
+from ..core.models import Project, User
 from ..core.orm import aware
+from ..core.servingmodels import Endpoint
 
 EVENTS = 20
 

@@ -31,8 +31,10 @@ from ..core import authz, images, names
 from ..core import slots as slotlib
 from ..core.authz import Principal
 from ..core.errors import ApiError, Conflict, Hidden, Invalid
-from ..core.models import Domain, Endpoint, Image, Project, VFolder
+from ..core.foldermodels import VFolder
+from ..core.models import Domain, Image, Project
 from ..core.orm import flush, iso
+from ..core.servingmodels import Endpoint
 from ..core.storemodels import StoreDeployment, StoreModel
 from ..sessions import registry
 from ..storage import folders

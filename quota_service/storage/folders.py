@@ -37,7 +37,8 @@ from sqlalchemy.orm import Session
 from . import hosts as storage
 from ..core.authz import Principal
 from ..core.errors import ApiError, Conflict, Denied, Hidden, Invalid
-from ..core.models import Domain, Project, User, VFolder, VFolderShare
+from ..core.foldermodels import VFolder, VFolderShare
+from ..core.models import Domain, Project, User
 from ..scheduling.ledger import policy_of
 from ..core.orm import flush, iso, user_named
 

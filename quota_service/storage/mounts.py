@@ -21,7 +21,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ..core.errors import Invalid
-from ..core.models import Project, User, VFolder, VFolderShare
+from ..core.foldermodels import VFolder, VFolderShare
+from ..core.models import Project, User
 
 #: when two dot-folders would mount at one name, the first kind wins
 PRECEDENCE = ("own", "project", "shared")

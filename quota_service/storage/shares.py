@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 from . import folders
 from ..core.authz import Principal
 from ..core.errors import Conflict, Denied, Hidden, Invalid, NotFound
-from ..core.models import User, VFolder, VFolderInvitation, VFolderShare
+from ..core.foldermodels import VFolder, VFolderInvitation, VFolderShare
+from ..core.models import User
 from ..core.orm import flush, iso, user_named
 
 STATES = ("pending", "accepted", "rejected", "canceled")
