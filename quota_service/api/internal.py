@@ -16,20 +16,85 @@ from .base import APIHandler
 
 async def queue_place(handler: APIHandler, model: dict) -> dict | None:
     """A pending allocation's place in its resource group's queue, for its
-    spawner's progress page (None when it is not pending): the group's line
-    is kept by the service and moved by each change (``lineplaces``), so a
-    place costs what changed since the last one, not the queue's length."""
+    spawner's progress page (None when it is not pending): one computation
+    per group serves every waiter until a request changes (``Waiters.places``)."""
     if model["state"] != "pending":
         return None
+    waiters, group = handler.waiters, model["resource_group"]
+    places = waiters.places(group)
+    if places is None or model["id"] not in places:  # (a new one: its commit's news may lag)
+        moves = waiters.moves
+        places = await handler.db(lambda s: queuedesk.places(s, group))
+        waiters.remember_places(group, moves, places)
+    return places.get(model["id"])
 
-    async def read_line(group):
-        return await handler.db(lambda s: queuedesk.line_rows(s, group))
 
-    async def read_rows(ids):
-        return await handler.db(lambda s: queuedesk.line_changes(s, ids))
+class LoginHandler(APIHandler):
+    """Record a login attempt; on success resolve (or create) the user."""
 
-    return await handler.waiters.lines.place(model["resource_group"], model["id"], read_line,
-                                             read_rows)
+    caller_kind = "internal"
+    bodies = {"post": LoginEvent}
+    success = {"post": ("200", "204")}  # the identity; 204 for a failed login
+
+    async def post(self):
+        """Record a login attempt; on success resolve (or create) the user."""
+        event = parse(LoginEvent, self.json_body())
+        rec = dict(actor=event.username, credential="password", source=event.source,
+                   action="login", target=event.username)
+        if not event.success:
+            await self.log_access(audit.Record(outcome="failure", status=401,
+                                              detail=event.reason or "bad credentials", **rec))
+            self.no_content()
+            return
+        domain, project = self.first_login
+
+        def resolve(s):
+            return accounts.identity(s, accounts.resolve_login(s, event.username, domain,
+                                                               project))
+
+        try:
+            model = await self.db(resolve)
+        except ApiError as e:
+            await self.log_access(audit.Record(outcome="denied", status=e.status,
+                                              detail=e.message, **rec))
+            raise
+        await self.log_access(audit.Record(outcome="success", status=200,
+                                          actor_domain=model["domain"], domain=model["domain"],
+                                          **rec))
+        self.mirror.request_sync()
+        self.finish_json(model)
+
+
+class IdentityHandler(APIHandler):
+    """The current identity of a user, for the authenticator's refresh."""
+
+    caller_kind = "internal"
+
+    async def get(self, user):
+        """The current identity of an active user, for the authenticator's refresh."""
+        self.finish_json(await self.db(lambda s: accounts.identity_of(s, user)))
+
+
+class SyncHandler(APIHandler):
+    """Mirror the tenancy into the hub now, and answer when done."""
+
+    caller_kind = "internal"
+    success = {"post": "200"}
+
+    async def post(self):
+        """Mirror the tenancy into the hub now, and answer when done."""
+        self.finish_json(await self.mirror.sync_now())
+
+
+class SpawnChoicesHandler(APIHandler):
+    """What a user may start now: the spawn form's projects, groups, images and quota."""
+
+    caller_kind = "internal"
+
+    async def get(self, user):
+        """What a user may start now: the spawn form's projects, groups, images and quota."""
+        choices = await self.db(lambda s: ledger.spawn_choices(s, user))
+        self.finish_json({**choices, "presets": self.resource_presets})
 
 
 class InternalAllocationsHandler(APIHandler):
