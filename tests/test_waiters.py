@@ -188,16 +188,3 @@ def test_bookkeeping_and_pending_requests_leave_the_generation_alone(
 
     for change in (count_a_pass, cancel_pending):
         assert bumps(session_factory, change) == 0, change.__name__
-
-
-async def test_queue_places_are_computed_once_per_group_until_a_request_changes():
-    w = Waiters()
-    moves = w.moves
-    w.remember_places("g", moves, {"a": {"position": 1}})
-    assert w.places("g") == {"a": {"position": 1}} and w.places("other") is None
-    w.changed(["b"])  # any request that changes may move the places
-    assert w.places("g") is None
-    stale = w.moves
-    w.changed(["c"])  # ... also while they were being computed: not kept
-    w.remember_places("g", stale, {"a": {"position": 2}})
-    assert w.places("g") is None

@@ -16,17 +16,20 @@ from .base import APIHandler
 
 async def queue_place(handler: APIHandler, model: dict) -> dict | None:
     """A pending allocation's place in its resource group's queue, for its
-    spawner's progress page (None when it is not pending): one computation
-    per group serves every waiter until a request changes (``Waiters.places``)."""
+    spawner's progress page (None when it is not pending): the group's line
+    is kept by the service and moved by each change (``lineplaces``), so a
+    place costs what changed since the last one, not the queue's length."""
     if model["state"] != "pending":
         return None
-    waiters, group = handler.waiters, model["resource_group"]
-    places = waiters.places(group)
-    if places is None or model["id"] not in places:  # (a new one: its commit's news may lag)
-        moves = waiters.moves
-        places = await handler.db(lambda s: queuedesk.places(s, group))
-        waiters.remember_places(group, moves, places)
-    return places.get(model["id"])
+
+    async def read_line(group):
+        return await handler.db(lambda s: queuedesk.line_rows(s, group))
+
+    async def read_rows(ids):
+        return await handler.db(lambda s: queuedesk.line_changes(s, ids))
+
+    return await handler.waiters.lines.place(model["resource_group"], model["id"], read_line,
+                                             read_rows)
 
 
 class LoginHandler(APIHandler):

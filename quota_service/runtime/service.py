@@ -102,7 +102,8 @@ class ServiceRuntime:
         results = queueing.schedule_all(self.session_factory, self.clock(), self.strategy,
                                         presence, self.pending_abandon_after, self.log,
                                         self.queue_memos, lambda: self.waiters.generation,
-                                        groups, self.ledger_batches.view)
+                                        groups, self.ledger_batches.view,
+                                        self.waiters.changes.since)
         return [i for r in results for i in r.admitted]
 
     def reconcile_hub(self, held: frozenset[str], as_of: dt.datetime,

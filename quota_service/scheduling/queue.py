@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
-from . import admission, batchmemo, ledger, ordering, sessionaudit, waiters
+from . import admission, batchmemo, ledger, ordering, rejudge, sessionaudit, waiters
 from ..core import db, laterrows, orm
 from ..core import slots as slotlib
 from ..tenancy import people
@@ -49,13 +49,17 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
                  abandon_after: float, log, memos: dict[str, Memo] | None = None,
                  generation: Callable[[], int] | None = None,
                  only: frozenset[str] | None = None,
-                 carry: batchmemo.Carry | None = None) -> list[PassResult]:
+                 carry: batchmemo.Carry | None = None,
+                 since: Since | None = None) -> list[PassResult]:
     """One pass over every resource group's queue (``only``: over these
     groups' queues; None: every group), each in its own ledger
     transaction (blocking: run it in a worker thread). ``presence``: who
     waited for what lately (None: judge nobody abandoned). ``memos`` (kept
     by the caller between passes) and ``generation`` (``Waiters.generation``)
-    spare judging again what cannot have changed. Admissions and cancellations
+    spare judging again what cannot have changed; ``since``
+    (``changelog.ChangeLog.since``) says which sessions started or ended
+    since a generation, so that only the requests they touch are judged
+    again (``rejudge``). Admissions and cancellations
     are in the access log (``sessionaudit``, in the pass's transaction) and logged.
     ``carry``: the ledger batches' memo (``batchmemo.Carry``), which a pass
     starts from and keeps current, as a batch does."""
@@ -81,7 +85,7 @@ def schedule_all(factory, now: dt.datetime, strategy, presence: waiters.Presence
                 if carry is not None:
                     carry.begin(s)
                 current = generation() if generation is not None else None
-                result = schedule(s, name, now, strategy, gone, memo, current)
+                result = schedule(s, name, now, strategy, gone, memo, current, since)
                 laterrows.flush(s)
                 if carry is not None:
                     kept = carry.ending(s)
@@ -111,20 +115,29 @@ def queue_order(rg: ResourceGroup, pending: list[Allocation], running: list[Allo
     return [by_id[w.id] for w in ordering.order(rg.queue_order, waiting, capacity, held)]
 
 
+#: the allocations whose sessions started or ended since a generation (None: anything changed)
+Since = Callable[[int | None], "frozenset[str] | None"]
+#: changed allocations read per query; past MAX_TOUCHED, everyone is judged again
+TOUCHED_PER_QUERY = 500
+MAX_TOUCHED = 5000
+
+
 @dataclass
 class Memo:
     """What a group's last pass found, to judge again only what may differ.
 
     While the world a decision reads is unchanged (``generation``: see
     ``waiters.Waiters.generation``), a request that had to wait still has
-    to, for the same kind of reason: the next pass counts its pass without
-    judging it again. Any admission, release or setting change moves the
-    generation and the next pass judges everyone again.
+    to, for the same reasons: the next pass counts its pass without judging
+    it again. Sessions that started or ended since (``since``) touch the
+    requests that read or are blocked by what they hold (``rejudge``): only
+    those are judged again; a setting change makes the next pass judge
+    everyone again.
     """
 
     generation: int | None = None
-    #: allocation id -> it waited for capacity (not for its own limits)
-    waited: dict[str, bool] = field(default_factory=dict)
+    #: allocation id -> what its last judgement read and what blocks it
+    waited: dict[str, rejudge.Kept] = field(default_factory=dict)
     #: when it was last made from a pass that judged everybody (monotonic)
     at: float = 0.0
 
@@ -139,9 +152,40 @@ QUEUE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.priority, Allo
                  Allocation.origin, Allocation.server_name)
 
 
+def touched_since(s: Session, ids: frozenset[str]) -> rejudge.Touched | None:
+    """What the sessions of the allocations ``ids`` freed (ended) and took
+    (started); None when they are too many to be worth sorting out."""
+    if len(ids) > MAX_TOUCHED:
+        return None
+    touched = rejudge.Touched()
+    ids = sorted(ids)
+    for at in range(0, len(ids), TOUCHED_PER_QUERY):
+        for user, project, domain, group, state in s.execute(select(
+                Allocation.user_id, Allocation.project_id, Allocation.domain_id,
+                Allocation.resource_group_id, Allocation.state).where(
+                Allocation.id.in_(ids[at:at + TOUCHED_PER_QUERY]))):
+            own = rejudge.own_keys(user, project, domain, group)
+            touched.started(own) if state == "allocated" else touched.ended(own)
+    return touched
+
+
+def known_decisions(s: Session, memo: Memo | None, generation: int | None,
+                    since: Since | None) -> tuple[dict[str, rejudge.Kept], rejudge.Touched]:
+    """The memo's judgements that may still hold, and what touched them since."""
+    if memo is None or generation is None or memo.generation is None:
+        return {}, rejudge.Touched()
+    if memo.generation == generation:
+        return memo.waited, rejudge.Touched()
+    changed = since(memo.generation) if since is not None else None
+    touched = touched_since(s, changed) if changed is not None else None
+    if touched is None:
+        return {}, rejudge.Touched()
+    return memo.waited, touched
+
+
 def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
              abandoned: Mapping[str, str] | None = None, memo: Memo | None = None,
-             generation: int | None = None) -> PassResult:
+             generation: int | None = None, since: Since | None = None) -> PassResult:
     """One pass over a group's pending queue.
 
     ``abandoned``: pending requests nobody waits for any more, with the
@@ -152,7 +196,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     go first. Waiting on one's own limits never blocks anybody else.
     Requests pending longer than the group's ``pending_timeout`` are cancelled.
     ``memo``: the group's last pass, reused when ``generation`` is still its
-    generation; updated for the next pass.
+    generation, or for the requests that what changed ``since`` then does
+    not touch (``rejudge``); updated for the next pass.
     """
     result = PassResult(rg_name)
     rg = ledger.group_for_decision(s, rg_name)
@@ -172,9 +217,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
     people.preload(s, {a.user_id for a in pending}, {a.project_id for a in pending})
     view = PassView(s, rg, running, pending, carried)
-    known = memo.waited if (memo is not None and generation is not None
-                            and memo.generation == generation) else {}
-    waited: dict[str, bool] = {}
+    known, touched = known_decisions(s, memo, generation, since)
+    waited: dict[str, rejudge.Kept] = {}
     blocked = False  # the head of the line waits for capacity
 
     def cancel(a: Allocation, reason: str) -> None:
@@ -195,8 +239,10 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             continue
         if blocked:
             continue  # behind the head of the line: only cancellations this pass
-        if a.id in known and not result.admitted:
-            waits_for_capacity = waited[a.id] = known[a.id]
+        last = known.get(a.id)
+        if last is not None and not rejudge.must_judge(last, touched):
+            waited[a.id] = last
+            waits_for_capacity = last.waits_for_capacity
         else:
             decision, placement = judge(s, view, rg, a, now, strategy)
             if placement is not None:
@@ -209,6 +255,8 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
                 view.admitted(a, amounts)
                 sessionaudit.admitted(s, a, now)
                 result.admitted.append(a.id)
+                # what it now holds may block the requests after it
+                touched.started(rejudge.own_keys(a.user_id, a.project_id, a.domain_id, rg.id))
                 continue
             reasons = [r.as_dict() for r in decision.reasons]
             if reasons != a.reasons:
@@ -216,8 +264,9 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             if decision.verdict == "refuse":  # e.g. its project was deactivated
                 cancel(a, decision.text)
                 continue
-            waits_for_capacity = waited[a.id] = all(
-                r.level == "resource-group" for r in decision.reasons)
+            last = waited[a.id] = rejudge.kept(reasons, rejudge.own_keys(
+                a.user_id, a.project_id, a.domain_id, rg.id))
+            waits_for_capacity = last.waits_for_capacity
         if a.passes <= rg.hol_passes:  # past it, counting changes nothing
             a.passes += 1
         if waits_for_capacity and a.passes <= rg.hol_passes:
@@ -228,7 +277,9 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     if memo is not None:
         if not known:
             memo.at = time.monotonic()
-        memo.generation = generation if not result.admitted else None
+        # this pass's own admissions are in the change log (``since``) after
+        # ``generation``; without one, they make the next pass judge everyone
+        memo.generation = generation if since is not None or not result.admitted else None
         memo.waited = waited
     result.pending = sum(1 for a in pending if a.state == "pending")
     return result

@@ -17,7 +17,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from . import inventory, ledger, queue as queueing, queueadmin
+from . import inventory, ledger, lineplaces, queue as queueing, queueadmin
 from ..core import authz
 from ..core.authz import Principal
 from ..core.errors import Conflict, Hidden
@@ -84,17 +84,37 @@ def waits_for(reasons: list[dict]) -> str | None:
     return "capacity" if all(r.get("level") == "resource-group" for r in reasons) else "limits"
 
 
-def places(s: Session, group: str) -> dict[str, dict]:
-    """Where each pending request of resource group ``group`` stands in its
-    queue, for its own spawner's progress page: allocation id ->
-    ``position`` (1 = next in line) of ``pending`` requests in the
-    scheduler's order, and what it waits for."""
+def line_rows(s: Session, group: str) -> tuple[str, list[lineplaces.Row]] | None:
+    """(queue order, the pending requests of ``group`` in queue order) for
+    ``lineplaces``; None when there is no such group."""
     rg = s.scalar(select(ResourceGroup).where(ResourceGroup.name == group))
     if rg is None:
-        return {}
-    ordered = _pending(s, rg)[0]
-    return {a.id: {"resource_group": rg.name, "position": i + 1, "pending": len(ordered),
-                   "waits_for": waits_for(a.reasons or [])} for i, a in enumerate(ordered)}
+        return None
+    return rg.queue_order, [_row(a, rg.name) for a in _pending(s, rg)[0]]
+
+
+#: what ``lineplaces`` reads of a changed request (no whole row, no joins)
+ROW_COLUMNS = (Allocation.id, ResourceGroup.name, Allocation.state, Allocation.queue_at,
+               Allocation.created_at, Allocation.priority, Allocation.reasons)
+ROWS_PER_QUERY = 500
+
+
+def line_changes(s: Session, ids: list[str]) -> list[lineplaces.Row]:
+    """The rows ``lineplaces`` reads of the allocations ``ids`` (those that exist)."""
+    out = []
+    for at in range(0, len(ids), ROWS_PER_QUERY):
+        for i, group, state, queue_at, created, priority, reasons in s.execute(
+                select(*ROW_COLUMNS).join(ResourceGroup,
+                                          ResourceGroup.id == Allocation.resource_group_id)
+                .where(Allocation.id.in_(ids[at:at + ROWS_PER_QUERY]))):
+            out.append(lineplaces.Row(i, group, state, aware(queue_at or created), priority,
+                                      waits_for(reasons or [])))
+    return out
+
+
+def _row(a: Allocation, group: str) -> lineplaces.Row:
+    return lineplaces.Row(a.id, group, a.state, aware(a.queue_at or a.created_at), a.priority,
+                          waits_for(a.reasons or []))
 
 
 def list_queue(s: Session, p: Principal, group: str) -> dict:

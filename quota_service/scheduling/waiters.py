@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
@@ -31,6 +30,7 @@ from typing import Callable, Iterable, Mapping
 from sqlalchemy import event
 from sqlalchemy.orm.attributes import PASSIVE_NO_INITIALIZE, get_history, instance_state
 
+from . import changelog, lineplaces
 from ..core import heldrows, rowupdate
 from ..core.models import (
     Allocation,
@@ -97,16 +97,13 @@ class Waiters:
         #: change must not be cached)
         self._version: dict[str, int] = {}
         self._cache: dict[str, tuple[int, dict]] = {}
-        #: moves with every write that may change a queue decision (an
-        #: allocation starting or ending, any limit, grant, node, image or
-        #: membership): once when flushed and again once committed, so a pass
-        #: that read it before the commit cannot take the old world for current
-        self.generation = 0
-        self._generation_lock = threading.Lock()
-        #: moves whenever any allocation's state or reasons changed (on the
-        #: loop's thread): the queue places computed before are stale then
-        self.moves = 0
-        self._places: dict[str, tuple[int, dict]] = {}
+        #: every write that may change a queue decision (an allocation
+        #: starting or ending, any limit, grant, node, image or membership),
+        #: noted when flushed and again once committed (``changelog``)
+        self.changes = changelog.ChangeLog()
+        #: the queue places of the spawners' progress pages, moved by each
+        #: change of a request (``lineplaces``)
+        self.lines = lineplaces.Lines(clock)
 
     # -- waiting ---------------------------------------------------------------
 
@@ -157,9 +154,7 @@ class Waiters:
         """Wake the waiters of ``ids`` (on the loop's thread); how many were woken."""
         woken = 0
         ids = list(ids)
-        if ids:
-            self.moves += 1  # queue places may have moved (see ``places``)
-            self._places.clear()
+        self.lines.changed(ids)  # their places may have moved
         for alloc_id in ids:
             self._version[alloc_id] = self._version.get(alloc_id, 0) + 1
             self._cache.pop(alloc_id, None)
@@ -184,10 +179,16 @@ class Waiters:
         except RuntimeError:  # the loop closed meanwhile
             pass
 
+    @property
+    def generation(self) -> int:
+        """Moves with every note of ``changes``: a pass that starts at the
+        same generation as the last one reads an unchanged world."""
+        return self.changes.seq
+
     def watch(self, factory) -> None:
         """Announce, after each commit of ``factory``'s sessions, the
-        allocations whose state or reasons it changed, and count the
-        ``generation`` of what queue decisions read."""
+        allocations whose state, reasons or place in line it changed, and
+        note in ``changes`` what queue decisions read."""
         event.listen(factory, "after_flush", self._after_flush)
         event.listen(factory, "do_orm_execute", self._plain_write)
         event.listen(factory, "after_commit", self._after_commit)
@@ -200,9 +201,8 @@ class Waiters:
         changed_key, deciding_key = self._keys()
         changed, deciding = _collect(session)
         session.info.setdefault(changed_key, set()).update(changed)
-        if deciding:
-            session.info[deciding_key] = True
-            self._next_generation()  # before the commit too: see ``generation``
+        if deciding is None or deciding:
+            self._deciding(session, deciding)  # before the commit too: see ``changelog``
 
     def _plain_write(self, state) -> None:
         """Allocations made with a plain INSERT (``core/rowinsert``) or
@@ -216,9 +216,9 @@ class Waiters:
             changes = [c for c in changes if c.table == Allocation.__tablename__]
             if not changes:
                 return
-            ids = [c.key[0] for c in changes if c.changed("state") or c.changed("reasons")]
-            deciding = any(c.changed("state") and "allocated" in (
-                c.before.get("state"), c.after["state"]) for c in changes)
+            ids = [c.key[0] for c in changes if any(c.changed(k) for k in ANNOUNCED)]
+            deciding = frozenset(c.key[0] for c in changes if c.changed("state") and (
+                "allocated" in (c.before.get("state"), c.after["state"])))
         else:
             table = getattr(state.statement, "table", None) if state.is_insert else None
             if getattr(table, "name", None) != Allocation.__tablename__:
@@ -226,26 +226,29 @@ class Waiters:
             params = state.parameters
             rows = params if isinstance(params, list) else [params] if params else []
             ids = [r["id"] for r in rows]
-            deciding = any(r.get("state") == "allocated" for r in rows)
+            deciding = frozenset(r["id"] for r in rows if r.get("state") == "allocated")
         changed_key, deciding_key = self._keys()
         state.session.info.setdefault(changed_key, set()).update(ids)
         if deciding:
-            state.session.info[deciding_key] = True
-            self._next_generation()
+            self._deciding(state.session, deciding)
+
+    def _deciding(self, session, ids: frozenset[str] | None) -> None:
+        """A flush wrote what decisions read: the allocations ``ids`` started
+        or ended (None: anything changed). Noted now and kept for the commit."""
+        _, deciding_key = self._keys()
+        kept = session.info.get(deciding_key, frozenset())
+        session.info[deciding_key] = None if ids is None or kept is None else kept | ids
+        self.changes.note(ids)
 
     def _after_commit(self, session) -> None:
         changed_key, deciding_key = self._keys()
-        if session.info.pop(deciding_key, False):
-            self._next_generation()
+        if deciding_key in session.info:
+            self.changes.note(session.info.pop(deciding_key))
         self.changed_threadsafe(session.info.pop(changed_key, ()))
 
     def _after_rollback(self, session) -> None:
         for key in self._keys():
             session.info.pop(key, None)
-
-    def _next_generation(self) -> None:
-        with self._generation_lock:
-            self.generation += 1
 
     # -- the cache of what waiters read ----------------------------------------
 
@@ -268,18 +271,10 @@ class Waiters:
         elif model.get("state") != "pending":
             self._cache.pop(alloc_id, None)
 
-    def places(self, group: str) -> dict | None:
-        """The queue places of ``group``'s pending requests (allocation id ->
-        place), as last computed, while no request changed since."""
-        hit = self._places.get(group)
-        return hit[1] if hit is not None and hit[0] == self.moves else None
 
-    def remember_places(self, group: str, moves: int, places: dict) -> None:
-        """Keep ``group``'s places computed at ``moves`` (read before them):
-        every waiter of the group is answered from one computation."""
-        if moves == self.moves:
-            self._places[group] = (moves, places)
 
+#: an allocation's columns whose change its waiters and the queue places hear of
+ANNOUNCED = ("state", "reasons", "priority", "queue_at")
 
 #: what queue decisions read besides allocations
 DECISIVE = (Domain, Project, User, Membership, Keypair, ResourcePolicy, ResourceGroup,
@@ -297,26 +292,29 @@ def _changed_keys(obj) -> set[str]:
             if get_history(obj, key, PASSIVE_NO_INITIALIZE).has_changes()}
 
 
-def _collect(session) -> tuple[set[str], bool]:
-    """(ids of the allocations whose state or reasons a flush changes,
-    whether it changes what queue decisions read)."""
+def _collect(session) -> tuple[set[str], frozenset[str] | None]:
+    """(ids of the allocations whose state, reasons or place in line a flush
+    changes, what it changes that queue decisions read: the ids of the
+    allocations that start or end (empty: none), None for anything)."""
     changed: set[str] = set()
-    decisive = False
+    started_or_ended: set[str] = set()
+    anything = False
     for obj in session.new:
         if isinstance(obj, Allocation):
             changed.add(obj.id)
-            decisive |= obj.state == "allocated"
+            if obj.state == "allocated":
+                started_or_ended.add(obj.id)
         elif isinstance(obj, DECISIVE):
-            decisive = True
+            anything = True
     for obj in session.dirty:
         if isinstance(obj, Allocation):
             state = get_history(obj, "state", PASSIVE_NO_INITIALIZE)
-            if state.has_changes() or get_history(obj, "reasons",
-                                                  PASSIVE_NO_INITIALIZE).has_changes():
+            if any(get_history(obj, k, PASSIVE_NO_INITIALIZE).has_changes() for k in ANNOUNCED):
                 changed.add(obj.id)
             # capacity and usage change only when an allocation starts or ends
-            decisive |= "allocated" in (*state.added, *state.deleted)
+            if "allocated" in (*state.added, *state.deleted):
+                started_or_ended.add(obj.id)
         elif isinstance(obj, DECISIVE) and _changed_keys(obj) - UNDECISIVE:
-            decisive = True
-    decisive |= any(isinstance(obj, (Allocation, *DECISIVE)) for obj in session.deleted)
-    return changed, decisive
+            anything = True
+    anything |= any(isinstance(obj, (Allocation, *DECISIVE)) for obj in session.deleted)
+    return changed, None if anything else frozenset(started_or_ended)
