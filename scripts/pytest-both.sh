@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the suite as two pytest processes at once (tests/realparts.py): the
-# tests that run real parts (hubs, sessions, jobs, Chromium: "-m real", in
-# order, as one run of the whole suite would) and the rest ("-m 'not real'":
-# pure rules and databases), whose work fills the real tests' waits. Both
-# print their summary; the exit status is the first non-zero of the two.
+# tests that share real parts (Docker engines, Slurm, Chromium, the fixtures
+# shared across modules: "-m 'real and not apart'", in order, as one run of
+# the whole suite would) and the rest ("-m 'not real or apart'": pure rules,
+# databases, and real tests with a hub, haproxy or command of their own),
+# whose work fills the first one's waits. Both print their summary; the exit
+# status is the first non-zero of the two.
 #
 #   scripts/pytest-both.sh [pytest arguments...]
 #
@@ -18,15 +20,15 @@ fi
 
 LOG="$(mktemp /tmp/hubgrid-pytest-pure.XXXXXX.log)"
 # each process its own base temp (pytest empties it when it starts)
-"${PYTEST[@]}" -m "not real" --basetemp=/tmp/hubgrid-pytest-pure -p no:cacheprovider "$@" \
+"${PYTEST[@]}" -m "not real or apart" --basetemp=/tmp/hubgrid-pytest-pure -p no:cacheprovider "$@" \
     >"$LOG" 2>&1 &
 pure=$!
-"${PYTEST[@]}" -m real --basetemp=/tmp/hubgrid-pytest-real "$@"
+"${PYTEST[@]}" -m "real and not apart" --basetemp=/tmp/hubgrid-pytest-real "$@"
 real_rc=$?
 wait "$pure"
 pure_rc=$?
 echo
-echo "======================== the tests without real parts ========================"
+echo "============ the tests without shared real parts (pure, and apart) ============"
 cat "$LOG"
 rm -f "$LOG"
 # pytest's 5 is "no tests collected": one half of a narrow selection may be empty

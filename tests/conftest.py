@@ -48,11 +48,15 @@ hubproc.CHECK_MAX_WAIT = 0.25
 
 
 def pytest_collection_modifyitems(config, items):
-    """Marks ``real`` the tests that run real parts (tests/realparts.py):
-    ``make test`` runs them in one pytest and the rest in another, at once."""
+    """Marks ``real`` the tests that run real parts, and ``apart`` those of
+    them that share no engine, Slurm or browser (tests/realparts.py): ``make
+    test`` runs ``real and not apart`` in one pytest and the rest in another,
+    at once."""
     for item in items:
         if realparts.uses_real_parts(item):
             item.add_marker(pytest.mark.real)
+            if not realparts.shares_real_parts(item):
+                item.add_marker(pytest.mark.apart)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -15,6 +15,13 @@ uses, imports one of the fixture modules that start them, or starts one
 itself (``REAL_SOURCE``), or imports another test module that does
 (``TEST_IMPORT``: a module that borrows a pure module's worlds stays pure).
 Erring on the side of "real" costs only time.
+
+Of the real tests, those that share nothing with the others (``apart``: a
+hub of their own with local sessions at most, haproxy, a command line; no Docker
+engine, Slurm, browser or shared session fixture: ``SHARED_SOURCE`` nowhere
+in their modules or their fixtures' modules) run in the second pytest with
+the pure ones: the first one, the suite's length, keeps only what shares the
+engines and Slurm.
 """
 
 from __future__ import annotations
@@ -29,6 +36,13 @@ REAL_SOURCE = re.compile(
     r"lab_fixtures|session_fixtures|launch_hub|hubproc|playwright|haproxy|HAPROXY|"
     r"sbatch|subprocess|DockerClient|docker\.from_env|create_subprocess_exec)\b",
     re.MULTILINE)
+#: what a real module that uses the shared engines, Slurm, a browser or the
+#: fixtures shared across modules says somewhere (any mention keeps it in
+#: order; session_fixtures holds helpers only: a session on a test's own
+#: local hub is a process of that hub's)
+SHARED_SOURCE = re.compile(
+    r"docker|slurm|sbatch|chromium|playwright|serving_fixtures|ui_fixtures|lab_fixtures",
+    re.IGNORECASE)
 #: another test module this one imports (its fixtures, worlds or helpers)
 TEST_IMPORT = re.compile(r"^(?:from (test_\w+) import|import (test_\w+))", re.MULTILINE)
 #: modules whose fixtures are judged one by one (conftest.py imports the
@@ -38,10 +52,17 @@ JUDGED_BY_FIXTURE = ("conftest",)
 
 @functools.lru_cache(maxsize=None)
 def module_is_real(name: str) -> bool:
-    return _is_real(name, frozenset())
+    return _matches(REAL_SOURCE, name, frozenset())
 
 
-def _is_real(name: str, seen: frozenset[str]) -> bool:
+@functools.lru_cache(maxsize=None)
+def module_shares(name: str) -> bool:
+    return _matches(SHARED_SOURCE, name, frozenset())
+
+
+def _matches(pattern: re.Pattern, name: str, seen: frozenset[str]) -> bool:
+    """Whether ``pattern`` is in module ``name``'s source or in that of a
+    test module it imports, at any depth."""
     module = sys.modules.get(name)
     path = getattr(module, "__file__", None)
     if not path or not path.endswith(".py"):
@@ -52,22 +73,32 @@ def _is_real(name: str, seen: frozenset[str]) -> bool:
             source = f.read()
     except OSError:
         return True
-    if REAL_SOURCE.search(source):
+    if pattern.search(source):
         return True
     seen = seen | {name}
-    return any(_is_real(other, seen) for m in TEST_IMPORT.finditer(source)
+    return any(_matches(pattern, other, seen) for m in TEST_IMPORT.finditer(source)
                for other in m.groups() if other and other not in seen)
 
 
 def uses_real_parts(item) -> bool:
     """Whether ``item`` (a pytest item) runs real parts, through its module
     or any fixture in its closure."""
-    if module_is_real(item.module.__name__):
+    return _any_module(item, module_is_real)
+
+
+def shares_real_parts(item) -> bool:
+    """Whether a real ``item`` uses the shared engines, Slurm, a browser or
+    the shared session fixtures (else it is ``apart``)."""
+    return _any_module(item, module_shares)
+
+
+def _any_module(item, judge) -> bool:
+    if judge(item.module.__name__):
         return True
     info = getattr(item, "_fixtureinfo", None)
     for defs in (info.name2fixturedefs.values() if info else ()):
         for d in defs:
             mod = getattr(d.func, "__module__", "") or ""
-            if mod not in JUDGED_BY_FIXTURE and mod != __name__ and module_is_real(mod):
+            if mod not in JUDGED_BY_FIXTURE and mod != __name__ and judge(mod):
                 return True
     return False

@@ -479,7 +479,7 @@ CASES = [
      expect(404, alice=403, ada=403, admin=204)),
     ("scan-images", "POST", "images/scan", {}, nothing, expect(403, admin=200)),
     # reconcile: a dry run reads; a repair of an empty list repairs nothing (a
-    # full repair would act on the engines and Slurm every test hub shares)
+    # full repair would act on real sessions, which this module never starts)
     ("reconcile-dry-run", "GET", "reconcile", None, nothing, expect(403, admin=200)),
     ("reconcile-repair", "POST", "reconcile", {"differences": []}, nothing,
      expect(403, admin=200)),
