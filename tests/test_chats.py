@@ -15,62 +15,34 @@ globex.
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from quota_service.core.chatmodels import Chat, ChatMessage
 from quota_service.core.chatschemas import MAX_APPEND, MAX_CONTENT
-from quota_service.core.models import AuditEntry, ResourcePolicy, User
+from quota_service.core.models import AuditEntry, User
 from quota_service.serving import chats as manager
 from service_app import served  # noqa: F401
+from serving_world import CHAT, IMAGE, ServingEnv, infer_world
 
-REPO = Path(__file__).resolve().parent.parent
-CHAT_DEF = (REPO / "examples/models/echo-chat/model-definition.yaml").read_bytes()
-IMAGE = "hubgrid/inference:latest"
-
-
-class Env:
-    def __init__(self, served):  # noqa: F811
-        self.served = served
-        self.world = served.world
-
-    async def call(self, method, path, user=None, json_body=None):
-        return await self.served.call(method, path, user, json_body=json_body)
-
-    async def ok(self, method, path, user, status, json_body=None):
-        r, data = await self.call(method, path, user, json_body)
-        assert r.code == status, (method, path, r.code, data)
-        return data
+class Env(ServingEnv):
+    """The served service with a resource group ``infer`` granted to acme
+    and the inference image."""
 
     async def endpoint(self) -> dict:
         """An endpoint of acme/ml made by alice (no replica ever runs here)."""
-        folder = await self.ok("POST", "vfolders", "alice", 201,
-                               {"name": f"m-{uuid.uuid4().hex[:6]}"})
-        r = await self.served.client.fetch(
-            self.served.api + f"vfolders/{folder['id']}/upload?path=model-definition.yaml",
-            method="PUT", body=CHAT_DEF, headers={"Authorization": self.served.auth("alice")},
-            raise_error=False)
-        assert r.code == 201, r.body
+        folder = await self.folder_with("alice", CHAT, name=f"m-{uuid.uuid4().hex[:6]}")
         return await self.ok("POST", "endpoints", "alice", 201, {
             "name": f"ep-{uuid.uuid4().hex[:6]}", "project": "ml", "resource_group": "infer",
-            "image": IMAGE, "model_folder": folder["id"], "slots": {"cpu": "1", "mem": "1G"},
+            "image": IMAGE, "model_folder": folder, "slots": {"cpu": "1", "mem": "1G"},
             "replicas": 0})
 
 
 @pytest.fixture
 async def env(served):  # noqa: F811
     e = Env(served)
-    with e.world.tx() as s:
-        if s.scalar(sa.select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
-            s.add(ResourcePolicy(name="default"))
-    await e.ok("POST", "resource-groups", "root", 201, {"name": "infer"})
-    await e.ok("PUT", "resource-groups/infer/grants", "root", 201, {"domain": "acme"})
-    await e.ok("POST", "nodes", "root", 201, {"name": "infer-1", "resource_group": "infer",
-                                               "capacity": {"cpu": "4", "mem": "8G"}})
-    await e.ok("POST", "images", "root", 201,
-               {"name": IMAGE, "labels": {"ai.hubgrid.inference-image": "1"}})
+    await infer_world(e)
     return e
 
 

@@ -22,50 +22,24 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from quota_service.core.models import AuditEntry, Project, ResourcePolicy
+from quota_service.core.models import Project, ResourcePolicy
 from quota_service.core.servingmodels import Endpoint, EndpointToken
 from quota_service.serving import endpoints as manager
 from quota_service.serving import fit, tokens
+import serving_world
 from service_app import served  # noqa: F401
+# INFERENCE_LABEL: for the modules that import this one's fixture
+from serving_world import CHAT, IMAGE, INFERENCE_LABEL, ServingEnv, infer_world, uniq  # noqa: F401
 
-REPO = Path(__file__).resolve().parent.parent
-CHAT = (REPO / "examples/models/echo-chat/model-definition.yaml").read_bytes()
-IMAGE = "hubgrid/inference:latest"
 T0 = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
-INFERENCE_LABEL = {"ai.hubgrid.inference-image": "1"}
 #: the one node of the group ``infer``: 4 CPUs, 8 GiB, 2 GPUs
-NODE = {"name": "infer-1", "resource_group": "infer", "capacity": {"cpu": "4", "mem": "8G"},
-        "devices": [{"index": i, "model": "T4"} for i in range(2)]}
+NODE = {**serving_world.NODE, "devices": [{"index": i, "model": "T4"} for i in range(2)]}
 
 
-def uniq(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-class Env:
+class Env(ServingEnv):
     """The served service with a resource group ``infer`` granted to acme
     (one node, ``NODE``), the inference image (every domain) and globex's
     own image, and alice's model folder holding the echo-chat definition."""
-
-    def __init__(self, served):  # noqa: F811
-        self.served = served
-        self.world = served.world
-        self.folder = ""
-
-    async def call(self, method, path, user=None, json_body=None, body=None):
-        return await self.served.call(method, path, user, json_body=json_body, body=body)
-
-    async def ok(self, method, path, user, status, json_body=None, body=None):
-        r, data = await self.call(method, path, user, json_body, body)
-        assert r.code == status, (method, path, r.code, data)
-        return data
-
-    async def folder_with(self, user: str, definition: bytes | None) -> str:
-        f = await self.ok("POST", "vfolders", user, 201, {"name": uniq("model")})
-        if definition is not None:
-            await self.ok("PUT", f"vfolders/{f['id']}/upload?path=model-definition.yaml",
-                          user, 201, body=definition)
-        return f["id"]
 
     def folder_dir(self, folder_id: str) -> Path:
         return self.served.svc.vfolder_hosts_resolved["local"].folder_dir(folder_id)
@@ -84,24 +58,12 @@ class Env:
     def count(self, model, *where) -> int:
         return self.world.count(model, *where)
 
-    def audit(self, action: str) -> list[AuditEntry]:
-        with self.world.session_factory() as s:
-            return list(s.scalars(sa.select(AuditEntry).where(AuditEntry.action == action)
-                                 .order_by(AuditEntry.id)))
-
 
 @pytest.fixture
 async def env(served):  # noqa: F811
     e = Env(served)
-    with e.world.tx() as s:
-        if s.scalar(sa.select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
-            s.add(ResourcePolicy(name="default"))
-    group = await e.ok("POST", "resource-groups", "root", 201, {"name": "infer"})
+    group = await infer_world(e, NODE, ({"name": "globex/only:1", "domains": ["globex"]},))
     assert "inference" in group["session_types"]  # the default: every type
-    await e.ok("PUT", "resource-groups/infer/grants", "root", 201, {"domain": "acme"})
-    await e.ok("POST", "nodes", "root", 201, NODE)
-    await e.ok("POST", "images", "root", 201, {"name": IMAGE, "labels": INFERENCE_LABEL})
-    await e.ok("POST", "images", "root", 201, {"name": "globex/only:1", "domains": ["globex"]})
     e.folder = await e.folder_with("alice", CHAT)
     return e
 

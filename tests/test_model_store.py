@@ -13,61 +13,28 @@ project), gus the domain admin of globex, gina a user of globex/lab.
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from quota_service.core.foldermodels import VFolder
-from quota_service.core.models import AuditEntry, ResourcePolicy
+from quota_service.core.models import ResourcePolicy
 from quota_service.core.servingmodels import Endpoint
 from quota_service.core.storemodels import StoreDeployment, StoreModel
 from quota_service.serving import modeldef, store, storecard
 from service_app import served  # noqa: F401
+from serving_world import CHAT, IMAGE, INFERENCE_LABEL, ServingEnv, infer_world, uniq
 
-REPO = Path(__file__).resolve().parent.parent
-CHAT = (REPO / "examples/models/echo-chat/model-definition.yaml").read_bytes()
-IMAGE = "hubgrid/inference:latest"
-INFERENCE_LABEL = {"ai.hubgrid.inference-image": "1"}
-NODE = {"name": "infer-1", "resource_group": "infer", "capacity": {"cpu": "4", "mem": "8G"}}
 BARE = (b"models:\n  - name: bare\n    model_path: /models\n    service:\n"
         b"      start_command: [serve]\n      port: 8000\n")
 
 
-def uniq(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
-class Env:
+class Env(ServingEnv):
     """The served service with a resource group ``infer`` granted to acme,
     the inference image (every domain), a Jupyter image, globex's own
     inference image, and ada's model folder holding the echo-chat
     definition (alice and bob cannot read it)."""
-
-    def __init__(self, served):  # noqa: F811
-        self.served = served
-        self.world = served.world
-        self.folder = ""
-
-    async def call(self, method, path, user=None, json_body=None, body=None):
-        return await self.served.call(method, path, user, json_body=json_body, body=body)
-
-    async def ok(self, method, path, user, status, json_body=None, body=None):
-        r, data = await self.call(method, path, user, json_body, body)
-        assert r.code == status, (method, path, r.code, data)
-        return data
-
-    async def folder_with(self, user: str, definition: bytes | None, name=None) -> str:
-        f = await self.ok("POST", "vfolders", user, 201, {"name": name or uniq("model")})
-        if definition is not None:
-            await self.put(user, f["id"], definition)
-        return f["id"]
-
-    async def put(self, user: str, folder: str, definition: bytes) -> None:
-        await self.ok("PUT", f"vfolders/{folder}/upload?path=model-definition.yaml&overwrite=true",
-                      user, 201, body=definition)
 
     async def publish(self, user="root", status=201, **changes):
         body = {"folder": self.folder, "image": IMAGE} | changes
@@ -76,25 +43,13 @@ class Env:
     def deploy_body(self, **changes) -> dict:
         return {"project": "ml", "resource_group": "infer", "name": uniq("ep")} | changes
 
-    def audit(self, action: str) -> list[AuditEntry]:
-        with self.world.session_factory() as s:
-            return list(s.scalars(sa.select(AuditEntry).where(AuditEntry.action == action)
-                                 .order_by(AuditEntry.id)))
-
 
 @pytest.fixture
 async def env(served):  # noqa: F811
     e = Env(served)
-    with e.world.tx() as s:
-        if s.scalar(sa.select(ResourcePolicy).where(ResourcePolicy.name == "default")) is None:
-            s.add(ResourcePolicy(name="default"))
-    await e.ok("POST", "resource-groups", "root", 201, {"name": "infer"})
-    await e.ok("PUT", "resource-groups/infer/grants", "root", 201, {"domain": "acme"})
-    await e.ok("POST", "nodes", "root", 201, NODE)
-    await e.ok("POST", "images", "root", 201, {"name": IMAGE, "labels": INFERENCE_LABEL})
-    await e.ok("POST", "images", "root", 201, {"name": "hubgrid/base:latest"})
-    await e.ok("POST", "images", "root", 201, {"name": "globex/infer:1", "domains": ["globex"],
-                                              "labels": INFERENCE_LABEL})
+    await infer_world(e, images=({"name": "hubgrid/base:latest"},
+                                 {"name": "globex/infer:1", "domains": ["globex"],
+                                  "labels": INFERENCE_LABEL}))
     e.folder = await e.folder_with("ada", CHAT)
     return e
 
