@@ -20,7 +20,7 @@ from .serveview import (COMPARATORS, emit_created, find_endpoint, problem_lines,
                         render_endpoint, render_list, render_validation, rule_text,
                         with_gateway)
 from .servewait import add_wait_options, wait_then_emit
-from .sessions import FOLLOW_INTERVAL, chosen_project, show_log, size_argument, tail_argument
+from .sessions import add_log_options, chosen_project, show_log, size_argument
 
 #: how often ``delete`` asks whether the endpoint is gone
 WAIT_INTERVAL = 1.0
@@ -307,13 +307,7 @@ def register(groups, common) -> None:
     p.add_argument("endpoint", metavar="ENDPOINT", help="name, project/name or id")
     p.add_argument("replica", metavar="REPLICA", nargs="?",
                    help="its name or number (default: the first)")
-    p.add_argument("--tail", type=tail_argument, metavar="SIZE",
-                   help="only the last SIZE of the output (bytes, or 64K, 1 MiB)")
-    p.add_argument("-f", "--follow", action="store_true",
-                   help="keep printing new output until the replica ends")
-    p.add_argument("--raw", action="store_true",
-                   help="print control characters as they are (escape sequences included)")
-    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, help=argparse.SUPPRESS)
+    add_log_options(p, "replica")
 
     servetokens.register(subs, common)
     servecall.register(subs, common)

@@ -353,6 +353,18 @@ def show_log(ctx, a: dict, args) -> None:
         time.sleep(args.interval)
 
 
+def add_log_options(p, what: str) -> None:
+    """The options of ``show_log`` (``hubgrid sessions logs``, ``hubgrid serve
+    logs``): ``what`` names whose output it is ("session", "replica")."""
+    p.add_argument("--tail", type=tail_argument, metavar="SIZE",
+                   help="only the last SIZE of the output (bytes, or 64K, 1 MiB)")
+    p.add_argument("-f", "--follow", action="store_true",
+                   help=f"keep printing new output until the {what} ends")
+    p.add_argument("--raw", action="store_true",
+                   help="print control characters as they are (escape sequences included)")
+    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, help=argparse.SUPPRESS)
+
+
 def tail_argument(value: str) -> int:
     """``--tail``: a positive size (bytes, or in binary units)."""
     try:
@@ -406,13 +418,7 @@ def register(groups, common) -> None:
 
     p = command(subs, "logs", common, logs, "a session's output (also after it ended)")
     p.add_argument("session", help="its id (or the start of it) or its name")
-    p.add_argument("--tail", type=tail_argument, metavar="SIZE",
-                   help="only the last SIZE of the output (bytes, or 64K, 1 MiB)")
-    p.add_argument("-f", "--follow", action="store_true",
-                   help="keep printing new output until the session ends")
-    p.add_argument("--raw", action="store_true",
-                   help="print control characters as they are (escape sequences included)")
-    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, help=argparse.SUPPRESS)
+    add_log_options(p, "session")
 
     p = command(subs, "dry-run", common, dry_run,
                 "would this session fit now? If not, the scheduler's reasons "
