@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from quota_service.serving import fit
 from service_app import served  # noqa: F401
 from test_endpoints import IMAGE, env  # noqa: F401
@@ -46,21 +48,32 @@ async def running(env, sessions=None, cpu=None):  # noqa: F811
     return ep
 
 
-async def test_scaling_up_within_the_session_limit_counts_the_running_replica_once(env):  # noqa: F811
+#: who scales alice's endpoint, and whose limits a refusal names: hers, also
+#: when ada (admin of acme, no sessions of her own) scales it
+CALLERS = pytest.mark.parametrize("caller, whose", [
+    ("alice", "your limits"), ("ada", "the limits of alice (the endpoint's creator)")])
+
+
+@CALLERS
+async def test_scaling_up_within_the_session_limit_counts_the_running_replica_once(
+        env, caller, whose):  # noqa: F811
     """3 sessions at most; the Lab and one replica hold 2: a second replica
     is the third session, and fits."""
     ep = await running(env, sessions=3)
-    got = await env.ok("PATCH", f"endpoints/{ep['id']}", "alice", 200, {"replicas": 2})
+    got = await env.ok("PATCH", f"endpoints/{ep['id']}", caller, 200, {"replicas": 2})
     assert got["replicas"] == 2
 
 
-async def test_scaling_past_the_session_limit_is_refused_with_the_exact_numbers(env):  # noqa: F811
+@CALLERS
+async def test_scaling_past_the_session_limit_is_refused_with_the_exact_numbers(
+        env, caller, whose):  # noqa: F811
     ep = await running(env, sessions=3)
-    r, data = await env.call("PATCH", f"endpoints/{ep['id']}", "alice", {"replicas": 3})
+    r, data = await env.call("PATCH", f"endpoints/{ep['id']}", caller, {"replicas": 3})
     assert r.code == 422, data
-    assert data["detail"] == [{"field": "replicas", "message":
-                               "3 replicas with 1 running or queued already are 2 more "
-                               "sessions: your limits leave room for 1 more"}]
+    said = (f"3 replicas with 1 running or queued already are 2 more sessions: {whose} "
+            "leave room for 1 more")
+    assert data["detail"] == [{"field": "replicas", "message": said}]
+    assert data["message"] == f"replicas: {said}"
     assert (await env.ok("GET", f"endpoints/{ep['id']}", "alice", 200))["replicas"] == 1
 
 
@@ -86,23 +99,6 @@ async def test_slots_count_the_running_replica_once(env):  # noqa: F811
     assert r.code == 422, data
     assert data["detail"] == [{"field": "slots.cpu", "message":
                                "2 more (of 3) x 1 = 2: your limits leave 1"}]
-
-
-async def test_an_admin_scales_within_the_creators_limits(env):  # noqa: F811
-    """ada (admin of acme, no sessions of her own) scales alice's endpoint:
-    alice's limits bind, her running replica counted once."""
-    ep = await running(env, sessions=3)
-    got = await env.ok("PATCH", f"endpoints/{ep['id']}", "ada", 200, {"replicas": 2})
-    assert got["replicas"] == 2
-
-
-async def test_an_admins_refusal_names_the_creators_limits(env):  # noqa: F811
-    ep = await running(env, sessions=3)
-    r, data = await env.call("PATCH", f"endpoints/{ep['id']}", "ada", {"replicas": 3})
-    assert r.code == 422, data
-    assert data["message"] == (
-        "replicas: 3 replicas with 1 running or queued already are 2 more sessions: the "
-        "limits of alice (the endpoint's creator) leave room for 1 more")
 
 
 # -- the rule with plain data ------------------------------------------------------------
