@@ -11,6 +11,8 @@ server's owner only (a visitor 403), bodies streamed on, a refusal given
 after the body is drained. Every answer is **streamed** to the browser as
 the gateway writes it (a streamed chat's server-sent events arrive chunk by
 chunk); an unreachable gateway is a 502, a missing configuration a 503.
+The console's Chat has its own copy of this forward in the service
+(quota_service/api/consolegateway.py, which says why the two stay apart).
 
 ``<base_url>hubgrid/gateway-info`` says where this server reaches the
 gateway (``gateway_info``): the Serving page shows the OpenAI base URL that

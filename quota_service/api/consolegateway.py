@@ -24,13 +24,21 @@ or a hub token). The answer is streamed to the browser as the gateway
 writes it (a streamed chat's server-sent events arrive chunk by chunk); an
 unreachable gateway is a 502, no ``gateway_url`` a 503. Only refusals go to
 the access log: the chat itself is the gateway's to count.
+
+The Lab's forward (labextension/jupyterlab_hubgrid/gatewayroutes.py, over
+its ``routes.ForwardHandler``) has the same shape and the same streaming
+headers, and stays a copy on purpose: it ships in the lab extension's own
+distribution, installed into session images where none of the service's
+code is, and the service imports nothing of the lab extension. What they
+forward differs too: the Lab's, every gateway path with its server's hub
+token; this one, the Chat's two paths with the caller's own login.
 """
 
 from __future__ import annotations
 
 from tornado import httpclient
 
-from ..core.errors import ApiError, Denied, NotFound
+from ..core.errors import BadGateway, Denied, NotFound, Unavailable
 from .base import APIHandler
 
 #: the gateway's paths the console forwards, by verb (the Chat page's calls)
@@ -41,16 +49,6 @@ REQUEST_HEADERS = ("Content-Type", "Accept")
 ANSWER_HEADERS = ("Content-Type",)
 #: seconds to connect to the gateway (an answer may stream for minutes)
 CONNECT_TIMEOUT = 10.0
-
-
-class Unavailable(ApiError):
-    status = 503
-    reason = "unavailable"
-
-
-class BadGateway(ApiError):
-    status = 502
-    reason = "bad-gateway"
 
 
 def forwarded_path(method: str, path: str) -> str | None:

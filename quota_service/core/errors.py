@@ -51,3 +51,17 @@ class Gone(ApiError):
 
     status = 410
     reason = "gone"
+
+
+class BadGateway(ApiError):
+    """Something the service forwards to did not answer (e.g. the serving gateway)."""
+
+    status = 502
+    reason = "bad-gateway"
+
+
+class Unavailable(ApiError):
+    """What the call needs is not there now: not configured, or not reachable."""
+
+    status = 503
+    reason = "unavailable"

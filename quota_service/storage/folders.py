@@ -36,7 +36,7 @@ from sqlalchemy.orm import Session
 
 from . import hosts as storage
 from ..core.authz import Principal
-from ..core.errors import ApiError, Conflict, Denied, Hidden, Invalid
+from ..core.errors import Conflict, Denied, Hidden, Invalid, Unavailable
 from ..core.foldermodels import VFolder, VFolderShare
 from ..core.models import Domain, Project, User
 from ..scheduling.ledger import policy_of
@@ -51,10 +51,9 @@ STATUSES = ("active", "trashed")
 FOLDER_ID = re.compile(r"[0-9a-f]{32}")
 
 
-class StorageUnavailable(ApiError):
+class StorageUnavailable(Unavailable):
     """The folder's storage host is not configured or its directory is gone."""
 
-    status = 503
     reason = "storage-unavailable"
 
 
