@@ -34,6 +34,7 @@ from .dockerlive import LiveMountsMixin
 from .dockernet import SessionNetworkMixin
 from .dockerpool import SandboxPoolMixin
 from .dockerready import ContainerReadinessMixin
+from .dockerrecover import StartRecoveryMixin
 from .gpuenv import allocation_gpus
 from .inference import InferenceDockerMixin
 from .isolation import SERVER_PORT, SessionNetwork, check_root, engine_is_local
@@ -49,8 +50,8 @@ def session_host(docker_url: str) -> str:
 
 
 class HubgridDockerSpawner(LiveMountsMixin, InferenceDockerMixin, SessionNetworkMixin,
-                           SandboxPoolMixin, ContainerReadinessMixin, HubgridSpawnerMixin,
-                           DockerSpawner):
+                           SandboxPoolMixin, ContainerReadinessMixin, StartRecoveryMixin,
+                           HubgridSpawnerMixin, DockerSpawner):
     """Sessions in Docker containers on the node the hubgrid service chose."""
 
     default_docker_url = Unicode(

@@ -22,6 +22,14 @@ from .isolation import SERVER_SOCKET, SessionNetwork, egress_refusal, gateway_ur
 from .relay import RELAYS
 
 
+async def close_network(net: SessionNetwork) -> None:
+    """Close a session's relay and remove its directory: ``rmtree`` opens
+    each level without following links (what the session left in its own
+    ``session/`` is removed, never what a link there points to)."""
+    await RELAYS.close(net.relay_socket)
+    shutil.rmtree(net.directory, ignore_errors=True)
+
+
 class SessionNetworkMixin:
     """The isolated network of a HubgridDockerSpawner session."""
 
@@ -74,8 +82,7 @@ class SessionNetworkMixin:
 
     async def _close_network(self) -> None:
         if self._net is not None:
-            await RELAYS.close(self._net.relay_socket)
-            shutil.rmtree(self._net.directory, ignore_errors=True)  # follows no link
+            await close_network(self._net)
 
     async def _discard_network(self) -> None:
         """The session is gone: its relay and directory go too."""

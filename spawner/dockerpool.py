@@ -10,10 +10,11 @@ joined is given up and the session starts in a namespace of its own.
 
 from __future__ import annotations
 
-from traitlets import Integer, TraitError, validate
+from traitlets import Float, Integer, TraitError, validate
 from traitlets.config import Configurable
 
-from .sandboxes import SANDBOXES, PoolKey, joined_mode, loop_running
+from .sandboxes import (REAP_INTERVAL, REAP_MIN_AGE, SANDBOXES, PoolKey, joined_mode,
+                        loop_running)
 
 
 class SandboxPoolMixin(Configurable):
@@ -30,6 +31,30 @@ class SandboxPoolMixin(Configurable):
         limit each) per engine and image. 0: no pool (docs/sessions.md).""",
     ).tag(config=True)
 
+    sandbox_reap_interval = Float(
+        REAP_INTERVAL,
+        help="""Seconds between two passes of the running hub that remove the
+        network sandboxes no session took or kept: holders an earlier hub
+        process left (killed mid-start: its idle pool, holders taken for
+        starts it never finished) and holders of this process that are in
+        no pool and joined by no session. A holder a session is taking is
+        never removed. Example: ``c.HubgridDockerSpawner.sandbox_reap_interval = 30``.""",
+    ).tag(config=True)
+
+    sandbox_reap_min_age = Float(
+        REAP_MIN_AGE,
+        help="""Seconds a holder of this hub process is left alone by that
+        pass after it was made (one being made is in no pool yet). Lower it
+        only where holders start fast: a second or two on a busy node.
+        Example: ``c.HubgridDockerSpawner.sandbox_reap_min_age = 30``.""",
+    ).tag(config=True)
+
+    @validate("sandbox_reap_interval", "sandbox_reap_min_age")
+    def _check_reaping(self, proposal):
+        if not proposal.value > 0:
+            raise TraitError(f"{proposal.trait.name} must be positive, not {proposal.value}")
+        return proposal.value
+
     @validate("sandbox_pool_size")
     def _check_pool_size(self, proposal):
         if proposal.value < 0:
@@ -45,6 +70,7 @@ class SandboxPoolMixin(Configurable):
         return PoolKey(self.docker_url or self.default_docker_url, self.image, mode)
 
     def _fill_pool(self, key: PoolKey) -> None:
+        SANDBOXES.reaping(self.sandbox_reap_interval, self.sandbox_reap_min_age)
         SANDBOXES.fill(key, self._client_for(key.engine), self.sandbox_pool_size,
                        self.hub.api_url if self.hub else "", self.session_uid, self.session_gid)
 

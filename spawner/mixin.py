@@ -408,6 +408,13 @@ class HubgridSpawnerMixin(BatchGoMixin, Configurable):
         """How the session's main process ended, once it has (else None)."""
         return None
 
+    async def recover_start(self, status) -> bool:
+        """A server whose start the hub never saw finish (``poll``'s
+        ``status``): True to keep it (its server is up, its allocation
+        recovered and checked), else it is stopped; whatever of it was
+        recovered (``allocation_id``) is released then."""
+        return False
+
     async def discard_session(self) -> None:
         """Remove what is left of a session that ended by itself (a stopped
         container); JupyterHub calls stop() only for running servers."""
@@ -519,14 +526,16 @@ class HubgridSpawnerMixin(BatchGoMixin, Configurable):
         status = await super().poll()  # (finds a container by its name: stop() removes it)
         if self.server is not None and not self.allocation_id and not self._spawn_pending \
                 and not self._stopping:
-            # a start the hub never saw finish (it was killed meanwhile): no
-            # allocation or address is known, so it is not kept; the hub calls
-            # no stop() for what poll() says ended, so it is removed here (the
-            # service releases an allocation no server holds)
+            # a start the hub never saw finish (it was killed meanwhile): kept
+            # only when the backend recovers it with its server up; else the
+            # hub calls no stop() for what poll() says ended, so it goes here
+            if await self.recover_start(status):
+                return None
             if status is None:
                 await super().stop(now=True)
             else:
                 await self.discard_session()
+            await self._release("its start did not finish before the hub restarted")
             return status or "its start did not finish before the hub restarted"
         if self.allocation_id and not self._stopping:  # stop() releases its own
             if status is None:

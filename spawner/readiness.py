@@ -39,6 +39,15 @@ async def answers(client: JupyterHubHTTPClient, url: str, timeout: float) -> boo
     return response.status < 500
 
 
+async def answers_once(url: str, timeout: float) -> bool:
+    """``answers`` with a client of its own (closed when done): one check."""
+    client = JupyterHubHTTPClient()
+    try:
+        return await answers(client, url, timeout)
+    finally:
+        await client.close()
+
+
 async def until_answering(url: str, *, interval: float, timeout: float,
                           exit_code: Callable[[], Awaitable[int | None]],
                           check_every: float = 1.0,

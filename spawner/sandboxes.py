@@ -30,6 +30,8 @@ session took or kept: an earlier process's that no container joined (a
 session a restarted hub stopped leaves its holder), and this process's that
 are neither idle in a pool, nor taken by a session starting or running, nor
 joined by a container, nor younger than ``REAP_MIN_AGE`` (one being made).
+The spawner's ``sandbox_reap_interval`` and ``sandbox_reap_min_age`` set
+those two (``Sandboxes.reaping``).
 
 Decisions are pure functions (``holder_config``, ``stale_holders``); the
 ``Sandboxes`` registry (``SANDBOXES``, like relay.py's ``RELAYS``) does the
@@ -121,15 +123,16 @@ def joined_mode(holder_id: str) -> str:
 
 def stale_holders(holders: list[dict], containers: list[dict], owner: str,
                   process: str, kept: frozenset[str] | None = None,
-                  now: float | None = None) -> list[str]:
+                  now: float | None = None, min_age: float | None = None) -> list[str]:
     """Ids of the ``holders`` (``docker ps -a`` entries labelled
     ``hubgrid.sandbox``) to remove: ``owner``'s that no container of
     ``containers`` (every container of the engine) has joined, from another
     process than ``process``; and, when ``kept`` is given (the holders this
     process keeps: idle in a pool, taken by a session), this process's that
-    are not kept and were made ``REAP_MIN_AGE`` seconds or more before
-    ``now`` (epoch seconds: docker's ``Created``). Other hubs' holders are
-    theirs to clean."""
+    are not kept and were made ``min_age`` (default ``REAP_MIN_AGE``)
+    seconds or more before ``now`` (epoch seconds: docker's ``Created``).
+    Other hubs' holders are theirs to clean."""
+    min_age = REAP_MIN_AGE if min_age is None else min_age
     joined = {(c.get("HostConfig") or {}).get("NetworkMode", "") for c in containers}
     out = []
     for h in holders:
@@ -140,7 +143,7 @@ def stale_holders(holders: list[dict], containers: list[dict], owner: str,
             continue  # a session still runs in it: its stop() removes it
         if labels.get(PROCESS_LABEL) == process:
             if kept is None or h["Id"] in kept or now is None \
-                    or now - float(h.get("Created") or now) < REAP_MIN_AGE:
+                    or now - float(h.get("Created") or now) < min_age:
                 continue
         out.append(h["Id"])
     return out
@@ -164,6 +167,14 @@ class Sandboxes:
         self._starting: dict[str, int] = {}  # engine -> sessions of this hub starting there
         self._taken: dict[str, float] = {}  # holder -> when a session took it (monotonic)
         self._reaper: asyncio.Task | None = None
+        #: the pass's interval and the youngest holder it reaps (None: the defaults)
+        self.reap_interval: float | None = None
+        self.reap_min_age: float | None = None
+
+    def reaping(self, interval: float, min_age: float) -> None:
+        """Reap every ``interval`` seconds the holders made ``min_age``
+        seconds ago or more (the spawner's settings; the next pass on)."""
+        self.reap_interval, self.reap_min_age = interval, min_age
 
     def starting(self, engine: str, delta: int) -> None:
         """A session begins (+1) or ends (-1) its start on ``engine``."""
@@ -275,7 +286,7 @@ class Sandboxes:
         # what this process keeps is read after the listings: a holder taken
         # or put in a pool meanwhile is in it
         stale = stale_holders(mine, everything, owner, self.process,
-                              self.kept() if reap else None, time.time())
+                              self.kept() if reap else None, time.time(), self.reap_min_age)
         for holder in stale:
             await self.remove(client, holder)
         if stale:
@@ -294,7 +305,8 @@ class Sandboxes:
 
     async def _reap_forever(self, owner: str) -> None:
         while True:
-            await asyncio.sleep(REAP_INTERVAL)
+            await asyncio.sleep(REAP_INTERVAL if self.reap_interval is None
+                                else self.reap_interval)
             await self.reap(owner)
 
     async def remove(self, client: docker.APIClient, holder: str) -> None:

@@ -124,11 +124,14 @@ def allocation_ids(hub) -> set[str]:
     return {a["id"] for a in r.json()}
 
 
+#: the shared hub's settings (a test that restarts it keeps them)
+DOCK_CONFIG = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 5\n"
+               "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
+
+
 @pytest.fixture(scope="session")
 def dock(tmp_path_factory):
-    config = ("c.HubgridDockerSpawner.pending_poll_interval = 0.5\nc.Spawner.poll_interval = 5\n"
-              "c.Spawner.start_timeout = 120\nc.Spawner.http_timeout = 120\n")
-    with docker_hub(tmp_path_factory.mktemp("docker-hub"), _engines(), config,
+    with docker_hub(tmp_path_factory.mktemp("docker-hub"), _engines(), DOCK_CONFIG,
                     (("dock-a", HOSTS[0], 2), ("dock-b", HOSTS[1], 0)), SERVICE_CONFIG) as d:
         _ok(d.hub.call("POST", "users", "admin", json={"name": "bob", "domain": "acme",
                                                         "role": "user"}), 201)

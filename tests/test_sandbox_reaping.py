@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from traitlets import TraitError
 
 from docker_fixtures import IMAGE
 from spawner import sandboxes
@@ -108,3 +109,23 @@ def test_a_fill_starts_the_pass_once(engine, monkeypatch):  # noqa: F811
         first.cancel()
     asyncio.run(go())
     assert len(passes) >= 2 and set(passes) == {owner}
+
+
+def test_the_pass_takes_its_interval_and_youngest_age_from_the_spawners_settings():
+    holders = [h("old"), h("young", created=NOW - 5)]
+    assert stale_holders(holders, [], "me", "now", frozenset(), NOW, min_age=5) == [
+        "old", "young"]
+    assert stale_holders(holders, [], "me", "now", frozenset(), NOW, min_age=6) == ["old"]
+    s = Sandboxes()
+    assert (s.reap_interval, s.reap_min_age) == (None, None)  # the module's defaults
+    s.reaping(2.0, 3.0)
+    assert (s.reap_interval, s.reap_min_age) == (2.0, 3.0)
+
+
+def test_the_reaping_settings_are_positive_seconds():
+    from spawner.docker import HubgridDockerSpawner
+    s = HubgridDockerSpawner(sandbox_reap_interval=2, sandbox_reap_min_age=3)
+    assert (s.sandbox_reap_interval, s.sandbox_reap_min_age) == (2.0, 3.0)
+    for name in ("sandbox_reap_interval", "sandbox_reap_min_age"):
+        with pytest.raises(TraitError, match=f"{name} must be positive"):
+            HubgridDockerSpawner(**{name: 0})
