@@ -203,9 +203,16 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     rg = ledger.group_for_decision(s, rg_name)
     if rg is None:
         return result
-    # what ordering and counting read; the rest loads for the requests judged
-    pending = list(s.scalars(select(Allocation).options(load_only(*QUEUE_COLUMNS)).where(
-        Allocation.resource_group_id == rg.id, Allocation.state == "pending")))
+    abandoned = abandoned or {}
+    # what ordering and counting read, for the whole queue; whole rows load
+    # only for the requests the pass judges, counts or cancels (``LazyQueue``)
+    line = s.execute(select(*LINE_COLUMNS).where(
+        Allocation.resource_group_id == rg.id, Allocation.state == "pending")).all()
+    if memo is not None and generation is not None and memo.generation == generation and \
+            rejudge.idle_pass(((r.id, r.passes, aware(r.created_at)) for r in line), memo.waited,
+                              rg.hol_passes, rg.pending_timeout, now, abandoned):
+        result.pending = len(line)
+        return result
     # what runs: rows, not ORM objects (nothing of them is written, and
     # building objects cost a pass more than judging its queue); in a
     # transaction with a memo (``batchmemo.Carry``), the memo's, which the
@@ -213,10 +220,9 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
     carried = batchmemo.of(s)
     running = (carried.running(s, rg, ledger.running_in) if carried is not None
                else list(ledger.running_in(s, rg)))
-    abandoned = abandoned or {}
     orm.hold_loaded(s)  # what the pass loads stays loaded until it commits
-    people.preload(s, {a.user_id for a in pending}, {a.project_id for a in pending})
-    view = PassView(s, rg, running, pending, carried)
+    queue = LazyQueue(s, queue_order(rg, line, running))
+    view = PassView(s, rg, running, queue.objects, carried)
     known, touched = known_decisions(s, memo, generation, since)
     waited: dict[str, rejudge.Kept] = {}
     blocked = False  # the head of the line waits for capacity
@@ -228,22 +234,23 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
         sessionaudit.ended(s, a, "pending", reason, now, sessionaudit.Via(sessionaudit.SCHEDULER))
         result.cancelled.append((a.id, people.user(s, a.user_id).domain.name, a.release_reason))
 
-    for a in queue_order(rg, pending, running):
-        if a.id in abandoned:
-            cancel(a, abandoned[a.id])
+    for at, r in enumerate(queue.order):
+        if r.id in abandoned:
+            cancel(queue.get(at), abandoned[r.id])
             continue
         if rg.pending_timeout is not None and (
-            now - aware(a.created_at)
+            now - aware(r.created_at)
         ).total_seconds() > rg.pending_timeout:
-            cancel(a, f"pending longer than {rg.pending_timeout} s")
+            cancel(queue.get(at), f"pending longer than {rg.pending_timeout} s")
             continue
         if blocked:
             continue  # behind the head of the line: only cancellations this pass
-        last = known.get(a.id)
+        last = known.get(r.id)
         if last is not None and not rejudge.must_judge(last, touched):
-            waited[a.id] = last
+            waited[r.id] = last
             waits_for_capacity = last.waits_for_capacity
         else:
+            a = queue.get(at)
             decision, placement = judge(s, view, rg, a, now, strategy)
             if placement is not None:
                 amounts = slotlib.from_text(a.slots)
@@ -267,9 +274,10 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
             last = waited[a.id] = rejudge.kept(reasons, rejudge.own_keys(
                 a.user_id, a.project_id, a.domain_id, rg.id))
             waits_for_capacity = last.waits_for_capacity
-        if a.passes <= rg.hol_passes:  # past it, counting changes nothing
-            a.passes += 1
-        if waits_for_capacity and a.passes <= rg.hol_passes:
+        passes = r.passes
+        if passes <= rg.hol_passes:  # past it, counting changes nothing
+            passes = queue.get(at).passes = passes + 1
+        if waits_for_capacity and passes <= rg.hol_passes:
             blocked = True  # head of line: hold the others back for now
     s.flush()
     if carried is not None:  # its passes and reasons changed
@@ -281,8 +289,47 @@ def schedule(s: Session, rg_name: str, now: dt.datetime, strategy,
         # ``generation``; without one, they make the next pass judge everyone
         memo.generation = generation if since is not None or not result.admitted else None
         memo.waited = waited
-    result.pending = sum(1 for a in pending if a.state == "pending")
+    result.pending = sum(1 for r in queue.order if queue.state(r.id) == "pending")
     return result
+
+
+#: what a pass reads of every request in its queue: what orders it, what
+#: cancels it, and whether it still counts passes
+LINE_COLUMNS = (Allocation.id, Allocation.created_at, Allocation.queue_at, Allocation.priority,
+                Allocation.user_id, Allocation.passes)
+#: whole requests loaded per query, in queue order
+LOAD_CHUNK = 64
+
+
+class LazyQueue:
+    """A group's queue in order (``order``: narrow rows of ``LINE_COLUMNS``),
+    whose whole requests are loaded a chunk at a time when the pass first
+    needs one: a pass held by the head of the line, or that finds its
+    requests' judgements still true (``rejudge``), reads a few of them, not
+    thousands."""
+
+    def __init__(self, s: Session, order: list):
+        self.s, self.order = s, order
+        #: what was loaded, in the order it was (``PassView`` reads their keypairs)
+        self.objects: list[Allocation] = []
+        self._by_id: dict[str, Allocation] = {}
+
+    def get(self, at: int) -> Allocation:
+        """The whole request at place ``at`` of ``order``."""
+        wanted = self.order[at].id
+        if wanted not in self._by_id:
+            ids = [r.id for r in self.order[at:at + LOAD_CHUNK] if r.id not in self._by_id]
+            rows = list(self.s.scalars(select(Allocation).options(load_only(*QUEUE_COLUMNS))
+                                       .where(Allocation.id.in_(ids))))
+            people.preload(self.s, {a.user_id for a in rows}, {a.project_id for a in rows})
+            self.objects.extend(rows)
+            self._by_id.update((a.id, a) for a in rows)
+        return self._by_id[wanted]
+
+    def state(self, alloc_id: str) -> str:
+        """Its state now: "pending" unless the pass loaded and changed it."""
+        a = self._by_id.get(alloc_id)
+        return a.state if a is not None else "pending"
 
 
 def judge(s: Session, view: PassView, rg: ResourceGroup, a: Allocation, now: dt.datetime,
