@@ -28,3 +28,14 @@ def test_pending_benchmark_keeps_every_waiter_answered(capsys):
         # no waiter's long-poll failed; the figures are printed, not judged
         assert errors == "0" and int(answers) >= 0
         assert float(cpu) >= 0 and float(per_session) >= 0
+
+
+def test_a_burst_joining_the_queue_is_timed_and_every_one_told_its_place(capsys):
+    # main exits (SystemExit) when a pending answer comes without its place
+    assert main(["--sizes", "4", "--wait", "1", "--window", "1", "--settle", "0.2",
+                 "--burst", "12"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("joining N pending at once")[1].splitlines()
+    [row] = [line.split() for line in table if line.split()[:2] == ["4", "12"]]
+    p50, p99, slowest = (float(x) for x in row[2:])
+    assert 0 < p50 <= p99 <= slowest
