@@ -214,3 +214,21 @@ async def test_a_pending_request_knows_its_place_in_the_queue_and_what_it_waits_
     keep.cancel()
     r, body = await get(served, running["id"])
     assert body["queue"] is None  # allocated: in no queue
+
+
+async def test_places_follow_requests_leaving_before_anybody_long_polls(
+        served, solo):  # noqa: F811
+    """The line of places is moved by every committed change, also while no
+    spawner waits yet (a burst of starts asks only for its places)."""
+    await ask(served)  # fills the node
+    line = [await ask(served, f"s{i}") for i in range(5)]
+    assert [b["queue"]["position"] for b in line] == [1, 2, 3, 4, 5]
+    for gone in (line[0], line[2]):
+        r, _ = await served.call("DELETE", f"internal/allocations/{gone['id']}?reason=gone",
+                                 "internal")
+        assert r.code == 200
+    await asyncio.sleep(0.05)  # the commits' news reach the loop
+    last = await ask(served, "s5")
+    assert (last["queue"]["position"], last["queue"]["pending"]) == (4, 4)
+    r, body = await get(served, line[3]["id"])
+    assert (body["queue"]["position"], body["queue"]["pending"]) == (2, 4)

@@ -28,6 +28,7 @@ async def queue_place(handler: APIHandler, model: dict) -> dict | None:
     async def read_rows(ids):
         return await handler.db(lambda s: queuedesk.line_changes(s, ids))
 
+    handler.waiters.attach()  # the line hears of every change from now on
     return await handler.waiters.lines.place(model["resource_group"], model["id"], read_line,
                                              read_rows)
 

@@ -115,6 +115,11 @@ class Waiters:
         self._waiting.setdefault(alloc_id, set()).add(fut)
         return fut
 
+    def attach(self) -> None:
+        """Hear of changes from now on (on the loop's thread): the lines of
+        queue places are kept by them even before anybody long-polls."""
+        self._loop = asyncio.get_running_loop()
+
     def leave(self, alloc_id: str, fut: asyncio.Future) -> None:
         """The waiter answered or its connection closed."""
         waiting = self._waiting.get(alloc_id)
