@@ -111,16 +111,22 @@ class InternalAllocationsHandler(APIHandler):
     async def post(self):
         """Ask for resources for a user's server: 201 allocated, 202 pending, 422 refused."""
         body = parse(InternalAllocationCreate, self.json_body())
-        p = await self.db(lambda s: accounts.principal_for_hub_user(s, body.user))
         now, strategy, base_url, hosts = self.now(), self.strategy, self.hub_base_url, \
             self.vfolder_hosts
-        replica = None
+        p = replica = None
         if body.endpoint is not None:  # checked against its endpoint first
+            p = await self.db(lambda s: accounts.principal_for_hub_user(s, body.user))
             replica = await self.db(lambda s: replicaadmit.replica(s, p, body, hosts))
-        model = await self.db(lambda s: ledger.submit(
-            s, p, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
-            mount_paths=True, via=sessionaudit.Via(body.user, "hub"), replica=replica),
-            ledger="batched")
+
+        def submit(s):
+            # the caller is read in the decision's own batch: a class pressing
+            # Start at once pays one transaction a start, not two
+            caller = p or accounts.principal_for_hub_user(s, body.user)
+            return ledger.submit(
+                s, caller, body, now, strategy, origin="hub", base_url=base_url, hosts=hosts,
+                mount_paths=True, via=sessionaudit.Via(body.user, "hub"), replica=replica)
+
+        model = await self.db(submit, ledger="batched")
         model["queue"] = await queue_place(self, model)
         # once past its grace, the hub must be seen holding it: else released
         self.mirror.check_after(self.reconcile_grace + 0.5)
