@@ -160,30 +160,33 @@ else
     (cd "$LABEXT" && npm ci --no-audit --no-fund)
     printf '%s\n' "$deps_hash" > "$LABEXT/node_modules/.hubgrid-deps"
 fi
+# build_stamped WHAT HOW STAMP HASH MADE COMMAND...: in labextension/, runs
+# COMMAND (with the venv's tools on PATH) unless STAMP holds HASH and the
+# file MADE is there; the stamp goes first and is written again only once
+# the build made MADE, so a build that failed halfway is redone next time
+build_stamped() {
+    local what="$1" how="$2" stamp="$3" hash="$4" made="$5"
+    shift 5
+    if [[ -f "$made" && "$(cat "$stamp" 2>/dev/null || true)" == "$hash" ]]; then
+        log "$what up to date"
+        return
+    fi
+    log "building the $what ($how)"
+    rm -f "$stamp"
+    (cd "$LABEXT" && PATH="$VENV/bin:$PATH" "$@")
+    [[ -f "$made" ]] || die "the $what build left no $made"
+    printf '%s\n' "$hash" > "$stamp"
+}
 build_hash="$(tree_hash package.json package-lock.json tsconfig.json src style schema)"
 BUILT="$LABEXT/jupyterlab_hubgrid/labextension"
-if [[ -f "$BUILT/package.json" && "$(cat "$LABEXT/.build-stamp" 2>/dev/null || true)" == "$build_hash" ]]; then
-    log "labextension build up to date"
-else
-    log "building the labextension (tsc + jupyter labextension build)"
-    rm -f "$LABEXT/.build-stamp"
-    (cd "$LABEXT" && PATH="$VENV/bin:$PATH" npm run build:prod)
-    [[ -f "$BUILT/static/style.js" ]] || die "the labextension build left no $BUILT/static/style.js"
-    printf '%s\n' "$build_hash" > "$LABEXT/.build-stamp"
-fi
+build_stamped "labextension" "tsc + jupyter labextension build" "$LABEXT/.build-stamp" \
+    "$build_hash" "$BUILT/static/style.js" npm run build:prod
 # the hubgrid console's bundle (labextension/src/console.ts, from lib/ as
 # built above), served by the hubgrid service: quota_service/console_static
 CONSOLE_JS="$REPO_ROOT/quota_service/console_static/console.js"
-console_hash="$build_hash-$(tree_hash console.webpack.config.js)"
-if [[ -f "$CONSOLE_JS" && "$(cat "$LABEXT/.console-stamp" 2>/dev/null || true)" == "$console_hash" ]]; then
-    log "hubgrid console bundle up to date"
-else
-    log "building the hubgrid console bundle (webpack)"
-    rm -f "$LABEXT/.console-stamp"
-    (cd "$LABEXT" && PATH="$VENV/bin:$PATH" npx webpack --config console.webpack.config.js)
-    [[ -f "$CONSOLE_JS" ]] || die "the console build left no $CONSOLE_JS"
-    printf '%s\n' "$console_hash" > "$LABEXT/.console-stamp"
-fi
+build_stamped "hubgrid console bundle" "webpack" "$LABEXT/.console-stamp" \
+    "$build_hash-$(tree_hash console.webpack.config.js)" "$CONSOLE_JS" \
+    npx webpack --config console.webpack.config.js
 LAB_STAMP="$VENV/.hubgrid-labextension"
 INSTALLED="$VENV/share/jupyter/labextensions/jupyterlab-hubgrid"
 lab_hash="$(tree_hash pyproject.toml install.json jupyter-config)-$build_hash"
