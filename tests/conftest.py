@@ -55,7 +55,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if realparts.uses_real_parts(item):
             item.add_marker(pytest.mark.real)
-            if not realparts.shares_real_parts(item):
+            # a module may say it is apart itself (``pytestmark``): a browser
+            # on a hub of its own, which the source rule keeps in order
+            if item.get_closest_marker("apart") is None and not realparts.shares_real_parts(item):
                 item.add_marker(pytest.mark.apart)
 
 

@@ -29,6 +29,10 @@ from hub_fixtures import _ok, build_world, launch_hub, require, stop_hub
 from session_fixtures import eventually, hub_log
 from ui_fixtures import SCREENSHOTS, SLOW, chromium, lab_a, people, show_panel  # noqa: F401
 
+#: a hub of its own with local sessions and a browser, no engine or Slurm, and
+#: mostly the wait for an idle timeout: run beside the tests that share those
+pytestmark = pytest.mark.apart
+
 #: the policy's idle timeout: warned half of it before the deadline (the lead's
 #: cap), kept once by KEEP seconds; the test's clicks fit well inside the warning
 IDLE = 30

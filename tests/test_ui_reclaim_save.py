@@ -32,6 +32,10 @@ from hub_fixtures import _ok, build_world, launch_hub, require, stop_hub
 from session_fixtures import eventually, hub_log, server_of
 from ui_fixtures import SLOW, chromium, lab_a, lab_b, people, tab  # noqa: F401
 
+#: a hub of its own with local sessions and a browser, no engine or Slurm, and
+#: mostly the wait for an idle timeout: run beside the tests that share those
+pytestmark = pytest.mark.apart
+
 IDLE = 30
 WARNING = 15
 SAVE_AHEAD = 8
