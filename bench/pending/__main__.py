@@ -20,8 +20,9 @@ and that per pending session.
 ``--burst N``: after each size's window, N more requests join the queue at
 once (all N POSTs sent together, as when a class presses Start on a full
 cluster); it prints the p50, p99 and slowest time to each one's answer
-(202 with its place in line), then their waiters join the others and the
-next size grows from there. ``--db postgres`` runs the service on a fresh
+(202 with its place in line) and the service's CPU seconds over the burst
+(steadier than times on a shared machine), then their waiters join the
+others and the next size grows from there. ``--db postgres`` runs the service on a fresh
 database of the PostgreSQL server of ``--postgres-url`` (default
 $HUBGRID_TEST_POSTGRES_URL), dropped afterwards. Figures only: nothing is
 asserted.
@@ -167,9 +168,10 @@ async def measure(api: str, pid: int, sizes: list[int], mode: str, wait: float,
                    "errors": clients.errors - errors, "window_s": elapsed,
                    "cpu_percent": percent, "per_session": percent / len(clients.tasks)}
             if burst:
+                cpu0 = cpu_seconds(proc)
                 times = await clients.burst(burst)
                 row.update(burst=burst, p50=quantile(times, 0.5), p99=quantile(times, 0.99),
-                           slowest=times[-1])
+                           slowest=times[-1], burst_cpu=cpu_seconds(proc) - cpu0)
             rows.append(row)
     finally:
         await clients.close()
@@ -266,10 +268,11 @@ def main(argv=None) -> int:
     if args.burst:
         print(f"{args.burst} requests joining N pending at once: seconds to each one's "
               f"answer (202 with its place in line)")
-        print(f"{'pending':>8} {'joining':>8} {'p50 s':>8} {'p99 s':>8} {'slowest s':>10}")
+        print(f"{'pending':>8} {'joining':>8} {'p50 s':>8} {'p99 s':>8} {'slowest s':>10} "
+              f"{'service CPU s':>14}")
         for r in rows:
             print(f"{r['pending']:8d} {r['burst']:8d} {r['p50']:8.3f} {r['p99']:8.3f} "
-                  f"{r['slowest']:10.3f}")
+                  f"{r['slowest']:10.3f} {r['burst_cpu']:14.2f}")
     return 0
 
 
