@@ -27,7 +27,7 @@ import pytest
 import requests
 
 from docker_fixtures import DOCK_CONFIG, HOSTS, SERVICE_CONFIG, group_on_first_engine, opts
-from hub_fixtures import launch_hub, stop_hub
+from hub_fixtures import _ok, launch_hub, stop_hub
 from session_fixtures import allocations, eventually, hub_log, server_of, spawn, wait_ready
 
 GROUP, NODE = "crash", "crash-a"
@@ -49,7 +49,7 @@ def within(check, crash, interval=0.05):
 
 
 def small(**kw) -> dict:
-    return opts(resource_group=GROUP, cpu="0.25", mem="256M", **kw)
+    return opts(resource_group=GROUP, cpu="0.5", **kw)  # the image's least cpu
 
 
 def holders(dock) -> list[dict]:
@@ -105,6 +105,10 @@ def paused_when_running(dock, hub, name: str) -> tuple[dict, str, str, str]:
 def crash(dock):
     """Kill the hub in a burst of starts, start it again: what was seen."""
     group_on_first_engine(dock, GROUP, NODE)
+    # room for the burst and the takers at once: a second node on the same engine
+    _ok(dock.hub.call("POST", "nodes", "admin", json={
+        "name": f"{NODE}2", "resource_group": GROUP, "backend_url": HOSTS[0],
+        "capacity": {"cpu": "2", "mem": "4G"}}), 201)
     hub = dock.hub
     old_holders = {h["Labels"].get("hubgrid.sandbox.process") for h in holders(dock)}
 
