@@ -29,11 +29,8 @@ browser context of their own (``lab_a``, ``lab_b``: Lab starts once per user):
 - A opens a session's Details (history and use now), switches between the
   Interactive and Batch tabs, and stops two selected sessions with one question;
 - the launcher and the hub's spawn form offer the same resource presets and
-  start on the default one (which fits at once);
-- B's start into a full group waits: the hub's page says its place in the
-  queue and what it waits for, and B's Cancel takes the request out of the
-  queue (cancelled, nothing started), which the page confirms (no "Server
-  ready" event);
+  start on the default one (which fits at once) (the queue's pages:
+  tests/test_ui_spawn_pages.py, in Docker mode);
 
 Screenshots (lab-summary, lab-launcher, lab-sessions, lab-session-log,
 lab-session-detail, lab-sessions-stop-selected, lab-data-invitations,
@@ -503,7 +500,7 @@ def test_a_file_uploaded_in_the_data_panel_is_listed_and_stored(world, people, l
     assert dialogs == [], dialogs
 
 
-# -- the sizes and the queue ----------------------------------
+# -- the sizes ----------------------------------
 
 
 def preset_choice(select) -> tuple[str, list[str]]:
@@ -555,74 +552,3 @@ def test_the_launcher_and_the_spawn_form_offer_the_same_presets_and_start_on_the
         assert preset.input_value() == ""
     finally:
         form.close()
-
-
-def test_a_start_that_waits_says_its_place_in_the_queue_and_can_be_cancelled(
-        world, chromium, people, tmp_path):  # noqa: F811
-    """A full resource group: B's start from the spawn form waits, and the
-    hub's page says so (in the queue, number 1 of 1, waiting for free
-    capacity, why); B's Cancel stops the start and the request leaves the
-    queue (cancelled), nothing started: the page says so, and the hub's
-    progress events end failed ("cancelled"), not "Server ready"."""
-    hub, a, b, project = world.hub, people["a"], people["b"], people["project"]
-    group = f"tiny{uuid.uuid4().hex[:6]}"
-    assert hub.call("POST", "resource-groups", "admin", json={"name": group}).status_code == 201
-    assert hub.call("PUT", f"resource-groups/{group}/grants", "admin",
-                    json={"project": f"acme/{project}"}).status_code == 201
-    assert hub.call("POST", "nodes", "admin", json={
-        "name": f"{group}-1", "resource_group": group,
-        "capacity": {"cpu": "1", "mem": "64G"}}).status_code == 201
-    r = hub.call("POST", "allocations", a, json={
-        "project": project, "resource_group": group, "slots": {"cpu": "1", "mem": "1G"}})
-    assert r.status_code == 201 and r.json()["state"] == "allocated", r.text
-    held = r.json()
-    context = chromium.new_context(viewport={"width": 1200, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", b)
-        page.fill("#password_input", hub.user_password)
-        page.click("#login_submit")
-        # logged in: the hub sends B on (to B's running Lab when an earlier test left one)
-        page.wait_for_url(lambda url: "/hub/login" not in url, timeout=SLOW)
-        page.goto(f"{hub.url}/hub/spawn/{b}/queued")
-        page.select_option("#hg-project", project)
-        page.select_option("#hg-rg", group)
-        page.fill("#hg-cpu", "0.5")
-        page.fill("#hg-mem", "512M")
-        page.get_by_role("button", name="Start").click()
-        message = page.locator("#progress-message")
-        try:
-            page.wait_for_function(
-                "el => el.textContent.includes('in line')",
-                arg=message.element_handle(timeout=SLOW), timeout=SLOW)
-        except Exception:
-            pytest.fail(f"no queue place on {page.url}: {page.content()[:3000]}\n{hub_log(hub)}")
-        text = message.inner_text()
-        assert text.startswith(f"pending: in the queue of resource group {group}, number 1 of "
-                               "1 in line, waiting for free capacity: "), text
-        assert "cpu" in text, text
-        assert page.locator("#hg-queue-note").is_visible()
-        assert not page.locator("#stop-server-btn").is_visible()  # the stock one: default server
-        [waiting] = allocations(hub, b, "pending", "queued")
-        screenshot(page, "hub-spawn-queued.png", tmp_path)
-        page.get_by_role("button", name="Cancel the start").click()
-        # the page confirms it, and the hub's event stream ends failed, never "ready"
-        confirmed = page.locator("#hg-cancelled")
-        confirmed.wait_for(state="visible", timeout=SLOW)
-        assert confirmed.inner_text().startswith(
-            "Your queued start was cancelled: nothing was started."), confirmed.inner_text()
-        # the stream's last event: the spawner's (ready hook) or the hub's own "Spawn cancelled"
-        page.locator("#progress-log .progress-log-event").filter(
-            has_text=re.compile("cancelled")).first.wait_for(state="attached", timeout=SLOW)
-        assert "Server ready" not in page.locator("#progress-log").inner_text()
-        assert "spawn-pending" in page.url  # no reload towards a server that is not there
-        screenshot(page, "hub-spawn-cancelled.png", tmp_path)
-        assert eventually(lambda: server_of(hub, b, "queued") is None
-                          or not server_of(hub, b, "queued")["pending"], timeout=60)
-        [gone] = allocations(hub, b, server="queued")
-        assert (gone["id"], gone["state"], gone["admitted_at"]) == (
-            waiting["id"], "cancelled", None), gone
-    finally:
-        context.close()
-        hub.call("DELETE", f"allocations/{held['id']}", a)
