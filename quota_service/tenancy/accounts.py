@@ -157,21 +157,22 @@ def caller(name: str, role: Role, active: bool, domain: str, domain_active: bool
 
 
 def principal_for_hub_user(s: Session, name: str) -> Principal:
-    """``principal_for`` the hub user ``name``, read as two narrow rows (the
-    user with their domain, their projects' names), no objects: the hub's
-    spawners ask for it with every start, hundreds at once when a class
-    presses Start."""
-    row = s.execute(select(User.id, User.role, User.active, Domain.name, Domain.active)
-                    .join(Domain, Domain.id == User.domain_id)
-                    .where(User.name == name)).first()
-    if row is None:
+    """``principal_for`` the hub user ``name``, read in one query of narrow
+    rows (the user with their domain, a row per project), no objects: the
+    hub's spawners ask for it with every start, hundreds at once when a
+    class presses Start."""
+    rows = s.execute(select(User.role, User.active, Domain.name, Domain.active, Project.name)
+                     .join(Domain, Domain.id == User.domain_id)
+                     .outerjoin(Membership, Membership.user_id == User.id)
+                     .outerjoin(Project, Project.id == Membership.project_id)
+                     .where(User.name == name)).all()
+    if not rows:
         raise Denied(
             f"user {name!r} is not registered in hubgrid: log in to the hub once, "
             "or ask an admin to add you"
         )
-    user_id, role, active, domain, domain_active = row
-    projects = s.scalars(select(Project.name).join(
-        Membership, Membership.project_id == Project.id).where(Membership.user_id == user_id))
+    role, active, domain, domain_active, _ = rows[0]
+    projects = [project for *_, project in rows if project is not None]
     return caller(name, role, active, domain, domain_active, projects, "token")
 
 
