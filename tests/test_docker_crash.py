@@ -1,13 +1,15 @@
 """A hub killed (-9) during a burst of isolated Docker spawns, and the hub
 started again on the same state (one kill, one restart, for every test of
-this module; the shared ``dock`` hub is the one killed and restarted).
+this module; the shared ``dock`` hub is the one killed and restarted, once
+more before, for the killed hub's settings).
 
 JupyterHub writes a spawner's state only once start() returns, so the
 restarted hub knows nothing of those starts but their servers' names
-(spawner/dockerrecover.py). Of the burst, ``upnow``'s container is paused
-the moment it runs and let go once the hub is dead: its server is up when
-the new hub checks it, and is kept, with its allocation. ``midway``'s stays
-paused: its server never answers, and it is stopped at once, its
+(spawner/dockerrecover.py). The killed hub asks a started server whether
+it answers only every 30 s: ``upnow``'s server is up when the hub is
+killed, and the new hub keeps it, with its allocation. ``midway``'s
+container is paused the moment it runs: its server never answers, and it
+is stopped at once, its
 allocation released, its session directory, live directory and network
 sandbox removed. The others end either way; none holds capacity with a
 server that can never become ready. The new hub reaps its network
@@ -36,6 +38,10 @@ BURST = ("upnow", "midway", "burst-1", "burst-2")
 #: taken from the new hub's pool while its reaping passes run
 TAKERS = ("take-1", "take-2", "take-3")
 POOL = 8  # sandbox_pool_size's default
+#: the killed hub asks a started server whether it answers only every 30 s:
+#: a server can be up (past its own check of the hub, through its relay in
+#: that hub) while the hub has not seen its start finish
+SLOW_READY = "c.HubgridDockerSpawner.ready_poll_interval = 30\n"
 REAPING = ("c.HubgridDockerSpawner.sandbox_reap_interval = 0.5\n"
            "c.HubgridDockerSpawner.sandbox_reap_min_age = 5\n")
 #: the held-out check: a dead start's capacity is back this soon after the new hub answers
@@ -101,15 +107,49 @@ def paused_when_running(dock, hub, name: str) -> tuple[dict, str, str, str]:
     return a, url, c["Id"], c["HostConfig"]["NetworkMode"].split(":", 1)[-1]
 
 
+def started_unseen(dock, hub, name: str) -> tuple[dict, str, str, str]:
+    """The same of a start whose server answers before the hub asks it."""
+    a = eventually(lambda: allocations(hub, "bob", "allocated", name), timeout=90,
+                   interval=0.05)[0]
+    url, c = eventually(lambda: dock.containers(allocation=a["id"]), timeout=90,
+                        interval=0.05)[0]
+    cl = dock.engines[url]
+    assert eventually(lambda: cl.inspect_container(c["Id"])["State"]["Running"] and
+                      answers_inside(cl, c["Id"], f"/user/bob/{name}/"), timeout=25,
+                      interval=0.2), f"{name}'s server did not answer"
+    s = server_of(hub, "bob", name)
+    assert s and not s["ready"], s  # the hub has not seen it answer
+    return a, url, c["Id"], c["HostConfig"]["NetworkMode"].split(":", 1)[-1]
+
+
+def relaunch(dock, config: str):
+    """The shared hub started again on its state with ``config``, answering logins."""
+    hub = dock.hub
+    dock.hub = hub = launch_hub(hub.state, config=config, ports=hub.ports,
+                                service_config=SERVICE_CONFIG,
+                                env_extra={"HUBGRID_SPAWNER": "docker",
+                                           "HUBGRID_DOCKER_URL": HOSTS[0]})
+    hub.tokens.clear()
+
+    def answering_logins():
+        try:
+            return hub.login("admin").status_code == 302
+        except requests.RequestException:
+            return False
+    assert eventually(answering_logins, timeout=60), hub_log(hub)
+    return hub
+
+
 @pytest.fixture(scope="module")
 def crash(dock):
     """Kill the hub in a burst of starts, start it again: what was seen."""
+    stop_hub(dock.hub)
+    hub = relaunch(dock, DOCK_CONFIG + SLOW_READY)
     group_on_first_engine(dock, GROUP, NODE)
     # room for the burst and the takers at once: a second node on the same engine
-    _ok(dock.hub.call("POST", "nodes", "admin", json={
+    _ok(hub.call("POST", "nodes", "admin", json={
         "name": f"{NODE}2", "resource_group": GROUP, "backend_url": HOSTS[0],
         "capacity": {"cpu": "2", "mem": "4G"}}), 201)
-    hub = dock.hub
     old_holders = {h["Labels"].get("hubgrid.sandbox.process") for h in holders(dock)}
 
     def ask(name):
@@ -121,31 +161,15 @@ def crash(dock):
         threading.Thread(target=ask, args=(name,), daemon=True).start()
     seen = {}
     try:
-        for name in ("upnow", "midway"):
-            seen[name] = paused_when_running(dock, hub, name)
+        seen["midway"] = paused_when_running(dock, hub, "midway")
+        seen["upnow"] = started_unseen(dock, hub, "upnow")
         burst = {a["server_name"]: a for a in allocations(hub, "bob")
                  if a["server_name"] in BURST}
         hub.process.send_signal(signal.SIGKILL)
         hub.process.wait(timeout=30)
         stop_hub(hub)  # what the hub's process group left (its service, its proxy)
         old_holders |= {h["Labels"].get("hubgrid.sandbox.process") for h in holders(dock)}
-        a, url, cid, _ = seen["upnow"]
-        cl = dock.engines[url]
-        cl.unpause(cid)
-        assert eventually(lambda: answers_inside(cl, cid, "/user/bob/upnow/"), timeout=90,
-                          interval=0.1), "upnow's server did not come up"
-        dock.hub = hub = launch_hub(hub.state, config=DOCK_CONFIG + REAPING, ports=hub.ports,
-                                    service_config=SERVICE_CONFIG,
-                                    env_extra={"HUBGRID_SPAWNER": "docker",
-                                               "HUBGRID_DOCKER_URL": HOSTS[0]})
-        hub.tokens.clear()
-
-        def answering_logins():
-            try:
-                return hub.login("admin").status_code == 302
-            except requests.RequestException:
-                return False
-        assert eventually(answering_logins, timeout=60), hub_log(hub)
+        hub = relaunch(dock, DOCK_CONFIG + REAPING)
         yield {"hub": hub, "answering": time.monotonic(), "seen": seen, "burst": burst,
                "old_holders": old_holders - {None}}
     finally:  # a failed run leaves no container of these servers for the next module
