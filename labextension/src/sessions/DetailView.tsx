@@ -8,8 +8,7 @@
  */
 
 import { MainAreaWidget } from '@jupyterlab/apputils';
-import { ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
-import { Poll } from '@lumino/polling';
+import { refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { SharesLine } from '../sharesline';
@@ -17,49 +16,29 @@ import { IAllocation } from '../summary/types';
 import { HubgridApi } from './api';
 import { gpuDetail, historyRows, IHistory, IUsage, usageView } from './detail';
 import { sessionsIcon } from './icons';
-import { ACTIVE, sessionRow } from './model';
+import { sessionRow } from './model';
+import { SessionPollView } from './pollview';
 
-class DetailContent extends ReactWidget {
-  constructor(
-    private readonly api: HubgridApi,
-    private session: IAllocation
-  ) {
-    super();
+class DetailContent extends SessionPollView {
+  constructor(api: HubgridApi, session: IAllocation) {
+    super(api, session, { kind: 'detail', interval: 5000, max: 60000 });
     this.addClass('jp-hubgrid-detail');
-    this.poll = new Poll({
-      name: `hubgrid:detail:${session.id}`,
-      factory: () => this.load(),
-      frequency: { interval: 5000, backoff: true, max: 60000 },
-      standby: () => document.hidden || !this.isVisible || !ACTIVE.includes(this.session.state),
-      auto: false
-    });
-    this.load()
-      .catch(() => undefined) // the error is shown
-      .finally(() => void this.poll.start());
+    this.begin();
   }
 
-  dispose(): void {
-    this.poll.dispose();
-    super.dispose();
+  protected paused(): boolean {
+    return !this.isVisible;
   }
 
-  private async load(): Promise<void> {
-    try {
-      const [session, history, usage] = await Promise.all([
-        this.api.allocation(this.session.id),
-        this.api.history(this.session.id),
-        this.api.usage(this.session.id)
-      ]);
-      this.session = session;
-      this.history = history;
-      this.usage = usage;
-      this.error = '';
-    } catch (e) {
-      this.error = (e as Error).message;
-      throw e;
-    } finally {
-      this.update();
-    }
+  protected async read(): Promise<void> {
+    const [session, history, usage] = await Promise.all([
+      this.api.allocation(this.session.id),
+      this.api.history(this.session.id),
+      this.api.usage(this.session.id)
+    ]);
+    this.session = session;
+    this.history = history;
+    this.usage = usage;
   }
 
   protected render(): JSX.Element {
@@ -113,10 +92,8 @@ class DetailContent extends ReactWidget {
     );
   }
 
-  private readonly poll: Poll;
   private history: IHistory | null = null;
   private usage: IUsage | null = null;
-  private error = '';
 }
 
 /** A main-area widget with the detail view of `session`. */

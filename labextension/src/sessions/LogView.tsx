@@ -6,39 +6,30 @@
  */
 
 import { MainAreaWidget } from '@jupyterlab/apputils';
-import { downloadIcon, ReactWidget, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
-import { Poll } from '@lumino/polling';
+import { downloadIcon, refreshIcon, ToolbarButtonComponent } from '@jupyterlab/ui-components';
 import * as React from 'react';
 
 import { IAllocation } from '../summary/types';
 import { HubgridApi } from './api';
 import { sessionsIcon } from './icons';
 import { ILogBuffer, logFileName, pieces, plainLog, searchLog, withPart } from './log';
-import { ACTIVE, sessionRow } from './model';
+import { sessionRow } from './model';
+import { SessionPollView } from './pollview';
 
 /** at most this much of the log's end is read first (the whole log is downloadable) */
 const TAIL = 1 << 20;
 /** the view keeps at most this many characters of the newest output it followed */
 const KEEP = 4 << 20;
 
-class LogContent extends ReactWidget {
-  constructor(
-    private readonly api: HubgridApi,
-    private session: IAllocation
-  ) {
-    super();
+class LogContent extends SessionPollView {
+  constructor(api: HubgridApi, session: IAllocation) {
+    super(api, session, { kind: 'log', interval: 2000, max: 30000 });
     this.addClass('jp-hubgrid-log');
-    this.poll = new Poll({
-      name: `hubgrid:log:${session.id}`,
-      factory: () => this.load(),
-      frequency: { interval: 2000, backoff: true, max: 30000 },
-      standby: () => document.hidden || !this.follow || !ACTIVE.includes(this.session.state),
-      auto: false
-    });
-    // the first read also when it ended (the poll stands by), then the poll goes on from it
-    this.load()
-      .catch(() => undefined) // the error is shown
-      .finally(() => void this.poll.start());
+    this.begin();
+  }
+
+  protected paused(): boolean {
+    return !this.follow;
   }
 
   /** Read it all again (its last TAIL bytes), whatever the poll does. */
@@ -47,33 +38,21 @@ class LogContent extends ReactWidget {
     this.load().catch(() => undefined); // the error is shown
   }
 
-  dispose(): void {
-    this.poll.dispose();
-    super.dispose();
-  }
-
   /** The session's state, then what its log has after what is shown (its last words too, once it ended). */
-  private async load(): Promise<void> {
+  protected async read(): Promise<boolean> {
     const before = this.buffer;
     const asked = before ? before.end : null;
-    try {
-      const session = await this.api.allocation(this.session.id);
-      const part = await this.api.logPart(this.session.id, asked === null ? { tail: TAIL } : { offset: asked });
-      if (this.buffer !== before) {
-        return; // another read went on meanwhile: its text holds this one's
-      }
-      this.session = session;
-      this.buffer = withPart(before, part, asked, KEEP);
-      if (this.buffer.raw !== before?.raw) {
-        this.text = plainLog(this.buffer.raw); // nothing new: the text shown stands
-      }
-      this.error = '';
-    } catch (e) {
-      this.error = (e as Error).message;
-      throw e;
-    } finally {
-      this.update();
+    const session = await this.api.allocation(this.session.id);
+    const part = await this.api.logPart(this.session.id, asked === null ? { tail: TAIL } : { offset: asked });
+    if (this.buffer !== before) {
+      return false; // another read went on meanwhile: its text holds this one's
     }
+    this.session = session;
+    this.buffer = withPart(before, part, asked, KEEP);
+    if (this.buffer.raw !== before?.raw) {
+      this.text = plainLog(this.buffer.raw); // nothing new: the text shown stands
+    }
+    return true;
   }
 
   protected onUpdateRequest(msg: any): void {
@@ -150,12 +129,10 @@ class LogContent extends ReactWidget {
     );
   }
 
-  private readonly poll: Poll;
   private buffer: ILogBuffer | null = null;
   private text = '';
   private query = '';
   private follow = true;
-  private error = '';
 }
 
 /** A main-area widget with the log of `session`. */
