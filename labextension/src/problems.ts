@@ -78,3 +78,13 @@ export async function callApi<T>(
   }
   return data as T;
 }
+
+/**
+ * A failed call as a form shows it: a refusal's problems at their fields
+ * and no message above them, or, with none (any other failure), its
+ * message.
+ */
+export function refusalView(error: unknown): { problems: IProblem[]; message: string } {
+  const problems = error instanceof ProblemsError ? error.problems : [];
+  return { problems, message: problems.length ? '' : (error as Error).message };
+}

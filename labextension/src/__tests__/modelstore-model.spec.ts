@@ -10,6 +10,7 @@ import {
   titleOf
 } from '../modelstore/model';
 import { IStoreModel } from '../modelstore/types';
+import { ProblemsError, refusalView } from '../problems';
 
 function entry(over: Partial<IStoreModel> = {}, card: Partial<IStoreModel['card']> = {}): IStoreModel {
   return {
@@ -141,5 +142,19 @@ describe('the publish form', () => {
     ]);
     const half = publishBody({ ...form, cpu: '1' });
     expect('problems' in half && half.problems.map(p => p.field)).toEqual(['slots']);
+  });
+});
+
+describe("a refusal, as the Deploy and Publish forms show it", () => {
+  it('shows its problems at their fields and no message above them', () => {
+    const refused = new ProblemsError('2 problems', 400, [{ field: 'replicas', message: 'over by 1' }]);
+    expect(refusalView(refused)).toEqual({ problems: [{ field: 'replicas', message: 'over by 1' }], message: '' });
+  });
+
+  it('shows the message of one with no problems, or of any other failure', () => {
+    expect(refusalView(new ProblemsError('not published', 404))).toEqual({ problems: [], message: 'not published' });
+    expect(refusalView(new Error('cannot reach this Jupyter server'))).toEqual({
+      problems: [], message: 'cannot reach this Jupyter server'
+    });
   });
 });

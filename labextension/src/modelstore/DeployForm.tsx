@@ -7,8 +7,9 @@
 
 import * as React from 'react';
 
-import { StoreApi, StoreError } from './api';
+import { StoreApi } from './api';
 import { byField, deployBody, DeployField, IDeployForm } from './model';
+import { useSending } from './sending';
 import { IEndpointMade, IProblem, IStoreModel } from './types';
 
 export interface IDeployChoices {
@@ -46,10 +47,8 @@ export function DeployForm(props: IProps): JSX.Element {
     replicas: '1',
     name: ''
   });
-  const [problems, setProblems] = React.useState<IProblem[]>([]);
+  const { problems, setProblems, error, busy, send } = useSending();
   const [warnings, setWarnings] = React.useState<IProblem[]>([]);
-  const [busy, setBusy] = React.useState(false);
-  const [error, setError] = React.useState('');
 
   const set = (field: keyof IDeployForm) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) =>
     setForm({ ...form, [field]: e.target.value });
@@ -63,29 +62,19 @@ export function DeployForm(props: IProps): JSX.Element {
   );
 
   const deploy = async (): Promise<void> => {
-    setError('');
     const body = deployBody(form);
     if ('problems' in body) {
-      setProblems(body.problems);
       setWarnings([]);
-      return;
     }
-    setBusy(true);
-    try {
-      const check = await props.api.check(model.id, body);
+    await send(body, async checked => {
+      const check = await props.api.check(model.id, checked);
       setProblems(check.problems);
       setWarnings(check.warnings);
       if (check.ok) {
-        const made = await props.api.deploy(model.id, body);
+        const made = await props.api.deploy(model.id, checked);
         props.onDeployed(made, check.warnings);
       }
-    } catch (e) {
-      const err = e as StoreError;
-      setProblems(err.problems ?? []);
-      setError(err.problems?.length ? '' : err.message);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

@@ -10,10 +10,11 @@
 
 import * as React from 'react';
 
-import { StoreApi, StoreError } from './api';
+import { StoreApi } from './api';
 import { Notes } from './DeployForm';
 import { IPublishForm, publishBody } from './model';
-import { IProblem, IStoreModel } from './types';
+import { useSending } from './sending';
+import { IStoreModel } from './types';
 
 export interface IPublishChoices {
   /** whose: "yours", "project ml", "bob's" (model.publishFolders) */
@@ -42,30 +43,12 @@ export function PublishForm(props: IProps): JSX.Element {
     cpu: '',
     mem: ''
   });
-  const [problems, setProblems] = React.useState<IProblem[]>([]);
-  const [error, setError] = React.useState('');
-  const [busy, setBusy] = React.useState(false);
+  const { problems, error, busy, send } = useSending();
   const set = (field: keyof IPublishForm) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) =>
     setForm({ ...form, [field]: e.target.value });
 
-  const publish = async (): Promise<void> => {
-    setError('');
-    const body = publishBody(form);
-    if ('problems' in body) {
-      setProblems(body.problems);
-      return;
-    }
-    setBusy(true);
-    try {
-      props.onPublished(await props.api.publish(body));
-    } catch (e) {
-      const err = e as StoreError;
-      setProblems(err.problems ?? []);
-      setError(err.problems?.length ? '' : err.message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const publish = (): Promise<void> =>
+    send(publishBody(form), async body => props.onPublished(await props.api.publish(body)));
 
   return (
     <form className="jp-hubgrid-store-publish" onSubmit={e => { e.preventDefault(); void publish(); }}>
