@@ -160,3 +160,32 @@ def serving_lab(serving, bob_lab_server):
         finally:
             context.close()
             browser.close()
+
+
+def chat_answer(page, chat, model: str, said: str, sent: str, before_send=None):
+    """Ask ``model`` ``said`` on a Chat page (``chat``: Lab's or the
+    console's): wait until the gateway offers the model (it routes a new
+    endpoint after its next sync; Reload models until then), send it, and
+    check that the answer streams in as server-sent events from the URL
+    holding ``sent``. The answer's content, once complete (``before_send``:
+    what the page needs first, e.g. a toast out of the way)."""
+    choice = chat.get_by_label("Model")
+
+    def offered():
+        if model in choice.locator("option").all_inner_texts():
+            return True
+        chat.get_by_role("button", name="Reload models").click()
+        return False
+    assert eventually(offered, timeout=60, interval=1)
+    choice.select_option(model)
+    chat.get_by_label("Message").fill(said)
+    if before_send is not None:
+        before_send()
+    with page.expect_response(lambda r: sent in r.url) as resp:
+        chat.get_by_role("button", name="Send").click()
+    assert resp.value.status == 200
+    assert resp.value.headers["content-type"].startswith("text/event-stream")
+    answer = chat.locator(
+        '.jp-hubgrid-chat-message[data-role="assistant"][data-streaming="false"]')
+    answer.wait_for(timeout=SLOW)
+    return answer.locator(".jp-hubgrid-chat-content")

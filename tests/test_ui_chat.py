@@ -10,7 +10,7 @@ back; rename and delete from the page. Screenshot for docs/serving.md.
 from __future__ import annotations
 
 from hub_fixtures import _ok
-from serving_fixtures import INFERENCE
+from serving_fixtures import INFERENCE, chat_answer
 from session_fixtures import eventually
 from test_replicas_docker import endpoint, until_state
 from ui_fixtures import SLOW, screenshot, tab
@@ -76,24 +76,8 @@ def test_bob_chats_with_his_echo_endpoint_and_finds_the_conversation_again(servi
 
 def chatted(page, hub, name, tmp_path, lab_url):
     chat = open_chat(page)
-    model = chat.get_by_label("Model")
-
-    def offered():  # the gateway routes it after its next sync (~2 s)
-        if name in model.locator("option").all_inner_texts():
-            return True
-        chat.get_by_role("button", name="Reload models").click()
-        return False
-    assert eventually(offered, timeout=60, interval=1)
-    model.select_option(name)
-    chat.get_by_label("Message").fill(SAID)
-    no_news(page)
-    with page.expect_response(lambda r: "hubgrid/gateway/v1/chat/completions" in r.url) as resp:
-        chat.get_by_role("button", name="Send").click()
-    assert resp.value.status == 200
-    assert resp.value.headers["content-type"].startswith("text/event-stream")
-    answer = chat.locator('.jp-hubgrid-chat-message[data-role="assistant"][data-streaming="false"]')
-    answer.wait_for(timeout=SLOW)
-    content = answer.locator(".jp-hubgrid-chat-content")
+    content = chat_answer(page, chat, name, SAID, "hubgrid/gateway/v1/chat/completions",
+                          before_send=lambda: no_news(page))
     assert content.inner_text() == f"echo: {SAID}"
     assert content.locator("b").count() == 0  # text, not markup
     title = SAID  # the first message titles it

@@ -24,10 +24,10 @@ from __future__ import annotations
 import uuid
 
 from hub_fixtures import _ok
-from serving_fixtures import INFERENCE, model_folder
+from serving_fixtures import INFERENCE, chat_answer, model_folder
 from session_fixtures import eventually
 from test_replicas_docker import endpoint, until_state
-from ui_console_checks import CONSOLE, console_ready, hub_login, servers_of
+from ui_console_checks import CONSOLE, console_ready, hub_login, in_page, servers_of
 from ui_fixtures import SLOW, chromium, screenshot  # noqa: F401
 
 SAID = "hi <i>console</i>"
@@ -42,19 +42,6 @@ def open_page(page, hub, name: str):
     root = page.locator(f'[data-console-page="{name}"]')
     root.wait_for(timeout=SLOW)
     return root
-
-
-def gateway_call(page, method: str, path: str, body: str | None, xsrf: bool) -> dict:
-    """``method`` console/hubgrid/gateway/``path`` from the page, as its Chat
-    calls it (the login cookie, and the ``_xsrf`` token unless ``xsrf`` is False)."""
-    return page.evaluate("""async ([url, method, body, xsrf]) => {
-        const token = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
-        const init = {method, headers: {'Content-Type': 'application/json'}};
-        if (xsrf) { init.headers['X-XSRFToken'] = decodeURIComponent(token); }
-        if (body !== null) { init.body = body; }
-        const r = await fetch(url, init);
-        return {status: r.status, body: await r.text()};
-    }""", [CONSOLE + "hubgrid/gateway/" + path, method, body, xsrf])
 
 
 def test_console_an_admin_publishes_and_unpublishes_with_no_server(
@@ -133,31 +120,15 @@ def test_console_serving_lists_bobs_endpoint_and_chat_answers_through_the_gatewa
 
         # the forward: the cookie counts only with the page's _xsrf; only the Chat's paths
         body = '{"model": "%s", "messages": [{"role": "user", "content": "x"}]}' % name
-        assert gateway_call(page, "POST", "v1/chat/completions", body, xsrf=False)["status"] == 401
-        assert gateway_call(page, "GET", "v1/embeddings", None, xsrf=True)["status"] == 404
-        models = gateway_call(page, "GET", "v1/models", None, xsrf=True)
+        refused = in_page(page, "POST", "v1/chat/completions", body, xsrf=False, under="gateway")
+        assert refused["status"] == 401
+        assert in_page(page, "GET", "v1/embeddings", under="gateway")["status"] == 404
+        models = in_page(page, "GET", "v1/models", under="gateway")
         assert models["status"] == 200 and name in models["body"], models
 
         chat = open_page(page, hub, "chat")
-        model = chat.get_by_label("Model")
-
-        def offered():
-            if name in model.locator("option").all_inner_texts():
-                return True
-            chat.get_by_role("button", name="Reload models").click()
-            return False
-        assert eventually(offered, timeout=60, interval=1)
-        model.select_option(name)
-        chat.get_by_label("Message").fill(SAID)
-        sent = "console/hubgrid/gateway/v1/chat/completions"
-        with page.expect_response(lambda r: sent in r.url) as resp:
-            chat.get_by_role("button", name="Send").click()
-        assert resp.value.status == 200
-        assert resp.value.headers["content-type"].startswith("text/event-stream")
-        answer = chat.locator(
-            '.jp-hubgrid-chat-message[data-role="assistant"][data-streaming="false"]')
-        answer.wait_for(timeout=SLOW)
-        content = answer.locator(".jp-hubgrid-chat-content")
+        content = chat_answer(page, chat, name, SAID,
+                              "console/hubgrid/gateway/v1/chat/completions")
         assert content.inner_text() == f"echo: {SAID}"
         assert content.locator("i").count() == 0  # text, not markup
         # the page holds no hub token: none in its cookies' readable part nor its storage

@@ -26,7 +26,7 @@ import pytest
 
 from hub_fixtures import _ok
 from session_fixtures import eventually
-from ui_fixtures import SLOW, screenshot
+from ui_fixtures import SLOW, request_in_page, screenshot
 
 #: every admin page, in the Lab menu's order (tests/test_ui_admin_tenancy.py: PAGES)
 ADMIN_PAGES = ["Users", "Domains and Projects", "Resource Policies", "Resource Groups and Nodes",
@@ -63,17 +63,12 @@ def console_ready(page):
     return nav
 
 
-def in_page(page, method: str, path: str, body: str | None = None, xsrf: bool = True) -> dict:
-    """``method`` console/hubgrid/api/``path`` from the page, as the console
-    calls it (the login cookie, and the ``_xsrf`` token unless ``xsrf`` is False)."""
-    return page.evaluate("""async ([url, method, body, xsrf]) => {
-        const token = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
-        const init = {method, headers: {'Content-Type': 'application/json'}};
-        if (xsrf) { init.headers['X-XSRFToken'] = decodeURIComponent(token); }
-        if (body !== null) { init.body = body; }
-        const r = await fetch(url, init);
-        return {status: r.status, body: await r.text()};
-    }""", [CONSOLE + "hubgrid/api/" + path, method, body, xsrf])
+def in_page(page, method: str, path: str, body: str | None = None, xsrf: bool = True,
+            under: str = "api") -> dict:
+    """``method`` console/hubgrid/``under``/``path`` from the page, as the
+    console calls it (the login cookie, and the ``_xsrf`` token unless
+    ``xsrf`` is False): ``api`` the hubgrid API, ``gateway`` its Chat's forward."""
+    return request_in_page(page, method, f"{CONSOLE}hubgrid/{under}/{path}", body, xsrf)
 
 
 def servers_of(hub, user: str) -> dict:

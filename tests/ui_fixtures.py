@@ -214,10 +214,22 @@ def folder_link(panel, folder: dict):
     return folder_row(panel, folder).locator(".jp-hubgrid-data-name a")
 
 
+def request_in_page(page, method: str, url: str, body: str | None = None, xsrf: bool = True,
+                    content_type: str = "application/json") -> dict:
+    """``method`` on ``url`` from the page, as its own scripts call: with its
+    cookies and, unless ``xsrf`` is False, its ``_xsrf`` token in
+    ``X-XSRFToken``; a body goes as ``content_type``. The answer's status,
+    final URL and text."""
+    return page.evaluate("""async ([url, method, body, xsrf, type]) => {
+        const token = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+        const init = {method, headers: {}};
+        if (xsrf) { init.headers['X-XSRFToken'] = decodeURIComponent(token); }
+        if (body !== null) { init.body = body; init.headers['Content-Type'] = type; }
+        const r = await fetch(url, init);
+        return {status: r.status, url: r.url, body: await r.text()};
+    }""", [url, method, body, xsrf, content_type])
+
+
 def fetch_in_page(page, url: str) -> dict:
     """GET ``url`` from the page (its cookies), as the panels do."""
-    return page.evaluate("""async url => {
-        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
-        const r = await fetch(url, {headers: {'X-XSRFToken': decodeURIComponent(xsrf)}});
-        return {status: r.status, url: r.url, body: await r.text()};
-    }""", url)
+    return request_in_page(page, "GET", url)
