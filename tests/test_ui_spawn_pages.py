@@ -220,6 +220,7 @@ def test_a_queued_start_cancelled_is_confirmed_and_never_reported_ready(
         confirmed.wait_for(state="visible", timeout=SLOW)
         assert confirmed.inner_text().startswith(
             "Your queued start was cancelled: nothing was started."), confirmed.inner_text()
+        assert not page.get_by_text("Your server is starting up.").is_visible()
         assert "spawn-pending" in page.url  # no reload towards a server that is not there
         screenshot(page, "hub-spawn-cancelled.png", tmp_path)
         assert eventually(lambda: server_of(hub, b, "queued") is None
